@@ -1,0 +1,265 @@
+//! One adapter per peer filter, all behind the same two small traits.
+//!
+//! [`Filter`] is the single-owner view every peer has (`&mut self` writes). [`Concurrent`] is
+//! the shared view (`&self` writes from many threads) that only thread-safe filters have; a
+//! [`Shared`] wrapper turns one into the other, so a thread-safe peer implements only
+//! [`Concurrent`]. Adding a peer means adding one file here and one line in [`CATALOG`].
+
+mod atomic_cuckoo;
+mod cuckoofilter;
+mod fastbloom;
+mod ours;
+mod qfilter;
+mod sbbf;
+mod scalable;
+mod xorf;
+
+use crate::keys::{Op, Probe};
+
+/// What a filter can do; the runners print "n/a" with a reason for the rest.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    /// Accepts keys one at a time (false for static filters built once from all keys).
+    pub insert: bool,
+    /// Can delete a key.
+    pub remove: bool,
+}
+
+/// Counts kept by the batch kernels. The keys of the rare misses are kept (not just counted)
+/// so a run can tell a real false negative from a key whose insert had failed.
+#[derive(Default, Debug)]
+pub struct Tally {
+    /// Lookups that answered "present".
+    pub found: u64,
+    /// Lookups of never-inserted keys that answered "present".
+    pub false_pos: u64,
+    /// Lookups of never-inserted keys.
+    pub negatives: u64,
+    /// Keys expected present that answered "absent" (candidates for false negatives).
+    pub missed: Vec<u64>,
+    /// Keys whose insert returned an error.
+    pub insert_failed: Vec<u64>,
+    /// Removes of a key expected present that found nothing to remove.
+    pub remove_missed: u64,
+}
+
+impl Tally {
+    /// Adds `other`'s counts to `self`.
+    pub fn merge(&mut self, other: Tally) {
+        self.found += other.found;
+        self.false_pos += other.false_pos;
+        self.negatives += other.negatives;
+        self.missed.extend(other.missed);
+        self.insert_failed.extend(other.insert_failed);
+        self.remove_missed += other.remove_missed;
+    }
+}
+
+/// The single-owner view of a filter. Every peer has one.
+///
+/// The provided batch methods are monomorphized for each peer, so a run pays one dynamic call
+/// per batch and the per-key calls inside the loop are static and inlinable.
+pub trait Filter {
+    /// What this filter supports.
+    fn caps(&self) -> Caps;
+    /// Inserts one key; `false` if the filter refused it (full).
+    fn insert(&mut self, key: u64) -> bool;
+    /// Removes one copy of `key`; `false` if none was found. Only called when `caps().remove`.
+    fn remove(&mut self, key: u64) -> bool;
+    /// Membership query: `false` means definitely absent.
+    fn contains(&self, key: u64) -> bool;
+    /// Bytes of memory the filter holds (as exactly as the peer lets us know).
+    fn memory_bytes(&self) -> usize;
+
+    /// The thread-safe view, if this filter can be written from several threads at once.
+    fn concurrent(&self) -> Option<&dyn Concurrent> {
+        None
+    }
+
+    /// Builds a static filter from all `keys` at once; `false` if the build failed. Only
+    /// called when `!caps().insert`.
+    fn build(&mut self, keys: &[u64]) -> bool {
+        let _ = keys;
+        false
+    }
+
+    /// Inserts every key, recording the ones refused.
+    fn insert_all(&mut self, keys: &[u64], tally: &mut Tally) {
+        for &key in keys {
+            if !self.insert(key) {
+                tally.insert_failed.push(key);
+            }
+        }
+    }
+
+    /// Runs lookups whose expected answer is known.
+    fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
+        probe_loop(probes, tally, |k| self.contains(k));
+    }
+
+    /// Runs a mixed operation sequence.
+    fn run_ops(&mut self, ops: &[Op], tally: &mut Tally) {
+        for &op in ops {
+            match op {
+                Op::Insert(key) => {
+                    if !self.insert(key) {
+                        tally.insert_failed.push(key);
+                    }
+                }
+                Op::Remove(key) => tally.remove_missed += u64::from(!self.remove(key)),
+                Op::Read(probe) => probe_one(probe, tally, self.contains(probe.key)),
+            }
+        }
+    }
+}
+
+/// The shared view of a thread-safe filter: writes through `&self`.
+pub trait Concurrent: Sync {
+    /// What this filter supports.
+    fn caps(&self) -> Caps;
+    /// Inserts one key; `false` if the filter refused it (full).
+    fn insert(&self, key: u64) -> bool;
+    /// Removes one copy of `key`; `false` if none was found.
+    fn remove(&self, key: u64) -> bool;
+    /// Membership query.
+    fn contains(&self, key: u64) -> bool;
+    /// Bytes of memory the filter holds.
+    fn memory_bytes(&self) -> usize;
+
+    /// Runs a mixed operation sequence (monomorphized, like [`Filter::run_ops`]).
+    fn run_ops(&self, ops: &[Op], tally: &mut Tally) {
+        for &op in ops {
+            match op {
+                Op::Insert(key) => {
+                    if !self.insert(key) {
+                        tally.insert_failed.push(key);
+                    }
+                }
+                Op::Remove(key) => tally.remove_missed += u64::from(!self.remove(key)),
+                Op::Read(probe) => probe_one(probe, tally, self.contains(probe.key)),
+            }
+        }
+    }
+}
+
+/// Adapts a thread-safe filter to the single-owner trait by plain delegation, so the
+/// single-threaded runs measure exactly the code the multi-threaded runs do.
+pub struct Shared<T>(pub T);
+
+impl<T: Concurrent> Filter for Shared<T> {
+    fn caps(&self) -> Caps {
+        self.0.caps()
+    }
+    #[inline]
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.insert(key)
+    }
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(key)
+    }
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(key)
+    }
+    fn memory_bytes(&self) -> usize {
+        self.0.memory_bytes()
+    }
+    fn concurrent(&self) -> Option<&dyn Concurrent> {
+        Some(&self.0)
+    }
+}
+
+#[inline]
+fn probe_loop(probes: &[Probe], tally: &mut Tally, contains: impl Fn(u64) -> bool) {
+    for &probe in probes {
+        probe_one(probe, tally, contains(probe.key));
+    }
+}
+
+/// Books one lookup. Branch-free except for the miss of an expected key, which is rare (it
+/// only happens on a false negative), so the loop stays predictable at any positive rate.
+#[inline(always)]
+fn probe_one(probe: Probe, tally: &mut Tally, found: bool) {
+    tally.found += u64::from(found);
+    tally.negatives += u64::from(!probe.present);
+    tally.false_pos += u64::from(found & !probe.present);
+    if probe.present & !found {
+        tally.missed.push(probe.key);
+    }
+}
+
+/// Everything a peer needs to size itself the same way as the others.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    /// Items the filter must hold.
+    pub items: usize,
+    /// Target load factor of our filter (cuckoo peers with a fixed layout reuse it).
+    pub load: f64,
+    /// Our filter's fingerprint bits.
+    pub fp_bits: u32,
+    /// Our filter's slots per bucket.
+    pub slots: usize,
+    /// FPR bound of our filter at the target load: `2·b·α / 2^f`. Peers that take an FPR
+    /// target get this one ("same FPR").
+    pub target_fpr: f64,
+    /// Bits per item our filter uses when holding `items`. Peers that take a size get this
+    /// ("same bits/item").
+    pub bits_per_item: f64,
+    /// Seed for peers that take one.
+    pub seed: u64,
+}
+
+/// A named way to build one peer.
+pub struct PeerDef {
+    /// Short name used on the command line and in tables.
+    pub name: &'static str,
+    /// One line on what is measured and how it was configured.
+    pub about: &'static str,
+    /// Builds an empty filter sized for `Sizing::items`.
+    pub build: fn(&Sizing) -> Box<dyn Filter>,
+}
+
+/// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
+pub const CATALOG: &[PeerDef] = &[
+    ours::DEF,
+    cuckoofilter::PLAIN,
+    cuckoofilter::MUTEX,
+    cuckoofilter::RWLOCK,
+    atomic_cuckoo::DEF,
+    scalable::DEF,
+    qfilter::DEF,
+    fastbloom::SAME_FPR,
+    fastbloom::SAME_BITS,
+    sbbf::DEF,
+    xorf::DEF,
+];
+
+/// Builds our filter once to learn its exact memory use, which fixes the "same bits/item"
+/// sizing for the Bloom peers.
+pub fn sizing(items: usize, load: f64, fp_bits: u32, slots: usize, seed: u64) -> Sizing {
+    let mut s = Sizing {
+        items,
+        load,
+        fp_bits,
+        slots,
+        target_fpr: 2.0 * slots as f64 * load / 2f64.powi(fp_bits as i32),
+        bits_per_item: 0.0,
+        seed,
+    };
+    let probe = (ours::DEF.build)(&s);
+    s.bits_per_item = 8.0 * probe.memory_bytes() as f64 / items.max(1) as f64;
+    s
+}
+
+/// A key mixer for the peers that take a pre-hashed `u64` (sbbf). It is a bijection
+/// (splitmix64's finalizer), about as cheap as a hash can be, so it favours those peers
+/// slightly over peers that hash with a real hasher.
+#[inline]
+pub fn mix64(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}

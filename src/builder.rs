@@ -1,0 +1,168 @@
+//! Configuring a filter: size, geometry, hasher, stripes.
+
+use std::hash::BuildHasher;
+use std::marker::PhantomData;
+
+use crate::error::BuildError;
+use crate::filter::CuckooFilter;
+use crate::fingerprint::Fingerprint;
+use crate::hash::DefaultHashBuilder;
+use crate::index::MAX_BUCKETS;
+use crate::raw::RawFilter;
+
+/// Builds a [`CuckooFilter`] of any geometry; start from [`CuckooFilter::builder`].
+///
+/// The type-changing methods pick the geometry: [`fingerprint`](Self::fingerprint)
+/// (`u8`, `u16`, `u32`) and [`slots`](Self::slots) (4 or 8 per bucket).
+///
+/// ```
+/// use concurrent_cuckoo_filter::{CuckooFilter, BuildError};
+///
+/// let filter: CuckooFilter<u32, 8> = CuckooFilter::builder()
+///     .fingerprint::<u32>()
+///     .slots::<8>()
+///     .capacity(10_000)
+///     .build()?;
+/// assert!(filter.capacity() >= 10_000);
+/// # Ok::<(), BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct Builder<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
+    capacity: Option<usize>,
+    buckets: Option<usize>,
+    stripes: Option<usize>,
+    hasher: S,
+    _fingerprint: PhantomData<fn() -> F>,
+}
+
+impl Builder {
+    /// A builder for the default geometry (16-bit fingerprints, 4 slots) and hasher.
+    pub fn new() -> Self {
+        Self {
+            capacity: None,
+            buckets: None,
+            stripes: None,
+            hasher: DefaultHashBuilder::new(),
+            _fingerprint: PhantomData,
+        }
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
+    /// The number of items the filter must hold: inserting this many distinct keys into
+    /// an empty filter never fails (see the crate docs for the measured margins).
+    pub fn capacity(mut self, items: usize) -> Self {
+        self.capacity = Some(items);
+        self
+    }
+
+    /// Sets the bucket count directly (rounded up to an even number, at least 2),
+    /// overriding [`capacity`](Self::capacity): the filter has exactly
+    /// `buckets × slots` slots. For benchmarks at an exact load, and for tests.
+    pub fn buckets(mut self, buckets: usize) -> Self {
+        self.buckets = Some(buckets);
+        self
+    }
+
+    /// Sets the number of writer stripes (a power of two). By default it grows with the
+    /// table, from 16 to 1,024. More stripes let more writers run at once and cost 20
+    /// bytes each.
+    pub fn stripes(mut self, stripes: usize) -> Self {
+        self.stripes = Some(stripes);
+        self
+    }
+
+    /// Uses `hasher` to hash keys. It must be deterministic for the filter's lifetime;
+    /// for a filter that outlives the process it must be stable too.
+    pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<F, B, T> {
+        Builder {
+            capacity: self.capacity,
+            buckets: self.buckets,
+            stripes: self.stripes,
+            hasher,
+            _fingerprint: PhantomData,
+        }
+    }
+
+    /// Stores fingerprints of type `G` (`u8`, `u16` or `u32`).
+    pub fn fingerprint<G: Fingerprint>(self) -> Builder<G, B, S> {
+        Builder {
+            capacity: self.capacity,
+            buckets: self.buckets,
+            stripes: self.stripes,
+            hasher: self.hasher,
+            _fingerprint: PhantomData,
+        }
+    }
+
+    /// Uses `C` slots per bucket (4 or 8; other values do not compile).
+    pub fn slots<const C: usize>(self) -> Builder<F, C, S> {
+        Builder {
+            capacity: self.capacity,
+            buckets: self.buckets,
+            stripes: self.stripes,
+            hasher: self.hasher,
+            _fingerprint: PhantomData,
+        }
+    }
+
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::MissingSize`] without a capacity or bucket count,
+    /// [`BuildError::TooLarge`] beyond 2^32 buckets or the address space, and
+    /// [`BuildError::InvalidStripes`] for a stripe count that is not a power of two.
+    pub fn build(self) -> Result<CuckooFilter<F, B, S>, BuildError> {
+        let buckets = match (self.buckets, self.capacity) {
+            (Some(buckets), _) => buckets,
+            (None, Some(items)) => buckets_for_items(items, B),
+            (None, None) => return Err(BuildError::MissingSize),
+        };
+        // Even (the alternate-bucket function needs it) and at least one pair.
+        let buckets = buckets.max(2).checked_next_multiple_of(2);
+        let buckets = buckets
+            .filter(|&n| n as u64 <= MAX_BUCKETS)
+            .filter(|&n| n.checked_mul(B * F::BITS as usize / 8).is_some())
+            .ok_or(BuildError::TooLarge)?;
+        let stripes = match self.stripes {
+            Some(n) if n.is_power_of_two() => n,
+            Some(n) => return Err(BuildError::InvalidStripes(n)),
+            None => default_stripes(buckets),
+        };
+        Ok(CuckooFilter::from_parts(
+            RawFilter::new(buckets, stripes),
+            self.hasher,
+        ))
+    }
+}
+
+/// The share of slots that `capacity` promises to fill, by slots per bucket. A BFS over
+/// paths of up to 5 buckets (4 slots) or 3 buckets (8 slots) fills a large table to a
+/// median of about 97.4% / 99.3% before the first failure; these leave room for the
+/// spread between tables and keep the default at under 17.2 bits per item.
+fn target_load(slots: usize) -> f64 {
+    if slots == 4 { 0.95 } else { 0.98 }
+}
+
+/// Buckets needed for `items` keys. Small tables vary more in how full they get before
+/// the first failure, so they get a few spare buckets on top of the target load
+/// (`tests/capacity.rs` checks the margin over hundreds of seeds).
+fn buckets_for_items(items: usize, slots: usize) -> usize {
+    let slots_needed = (items as f64 / target_load(slots)).ceil() as usize;
+    let spare = 2 + (items as f64).sqrt() as usize / 16;
+    slots_needed.div_ceil(slots).saturating_add(spare)
+}
+
+/// One stripe per 256 buckets, between 16 and 1,024: enough that two writers rarely meet,
+/// few enough that the version array stays in L1 and costs < 0.2 bits per item.
+fn default_stripes(buckets: usize) -> usize {
+    (buckets / 256).next_power_of_two().clamp(16, 1024)
+}

@@ -1,0 +1,58 @@
+//! Typed errors. Every failure is one of these; nothing panics on bad input.
+
+use std::fmt;
+
+/// Why an insert did not add the key. In every case the filter holds exactly what it held
+/// before the call: no fingerprint was evicted or lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InsertError {
+    /// No path of fingerprint moves to an empty slot exists within the search bound: the
+    /// filter is (nearly) full. Remove items or build a larger filter.
+    Full,
+    /// Both of the key's buckets hold nothing but copies of its fingerprint (2 × slots
+    /// copies of this key, or of keys indistinguishable from it). Detected before any
+    /// kick search starts, since moving such copies can never free a slot for the key.
+    TooManyCopies,
+}
+
+impl fmt::Display for InsertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Full => "cuckoo filter is full: no kick path to an empty slot",
+            Self::TooManyCopies => {
+                "both candidate buckets hold only copies of this key's fingerprint"
+            }
+        })
+    }
+}
+
+impl std::error::Error for InsertError {}
+
+/// Why a [`Builder`](crate::Builder) could not build a filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Neither [`capacity`](crate::Builder::capacity) nor
+    /// [`buckets`](crate::Builder::buckets) was set.
+    MissingSize,
+    /// The requested size needs more than 2^32 buckets (the bucket index is a 32-bit range
+    /// reduction) or more memory than this platform can address.
+    TooLarge,
+    /// The stripe count must be a power of two, at least 1.
+    InvalidStripes(usize),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingSize => f.write_str("no capacity or bucket count was given"),
+            Self::TooLarge => f.write_str("requested size exceeds 2^32 buckets"),
+            Self::InvalidStripes(n) => {
+                write!(f, "stripe count {n} is not a power of two of at least 1")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,306 @@
+//! The public filter type.
+
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+use crate::builder::Builder;
+use crate::error::InsertError;
+use crate::fingerprint::Fingerprint;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::RawFilter;
+
+/// A concurrent cuckoo filter: an approximate multiset of keys, shared by `&self`.
+///
+/// `F` is the fingerprint type (`u8`, `u16`, `u32`), `B` the slots per bucket (4 or 8)
+/// and `S` the hasher. The default, `CuckooFilter` with no parameters, is 16-bit
+/// fingerprints in 4-slot (8-byte) buckets: a false-positive rate of about 0.012% at 95%
+/// load for about 16.8 bits per item.
+///
+/// Every method takes `&self`; share the filter with `Arc` or scoped threads. Lookups
+/// ([`contains`](Self::contains), [`count`](Self::count)) take no lock and write no
+/// shared memory. Inserts and removes lock the two stripes of the key's buckets.
+///
+/// ```
+/// use concurrent_cuckoo_filter::CuckooFilter;
+///
+/// let filter = CuckooFilter::with_capacity(1_000);
+/// std::thread::scope(|s| {
+///     s.spawn(|| filter.insert("apple").unwrap());
+///     s.spawn(|| filter.insert("pear").unwrap());
+/// });
+/// assert!(filter.contains("apple") && filter.contains("pear"));
+/// assert_eq!(filter.len(), 2);
+/// ```
+pub struct CuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
+    raw: RawFilter<F, B>,
+    hasher: S,
+}
+
+impl CuckooFilter {
+    /// A default filter (16-bit fingerprints, 4 slots per bucket, stable default hasher)
+    /// that holds `items` distinct keys without a failed insert.
+    ///
+    /// # Panics
+    ///
+    /// If `items` needs more than 2^32 buckets (about 17 billion items); use
+    /// [`builder`](Self::builder) to get an error instead.
+    pub fn with_capacity(items: usize) -> Self {
+        Self::builder()
+            .capacity(items)
+            .build()
+            .expect("capacity exceeds 2^32 buckets; use CuckooFilter::builder() to handle it")
+    }
+
+    /// A builder for any geometry, size, hasher and stripe count.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+}
+
+impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
+    pub(crate) fn from_parts(raw: RawFilter<F, B>, hasher: S) -> Self {
+        Self { raw, hasher }
+    }
+
+    /// A filter of this geometry for `items` keys, hashing with `hasher`.
+    ///
+    /// # Panics
+    ///
+    /// As [`CuckooFilter::with_capacity`].
+    pub fn with_capacity_and_hasher(items: usize, hasher: S) -> Self {
+        Builder::new()
+            .fingerprint::<F>()
+            .slots::<B>()
+            .hasher(hasher)
+            .capacity(items)
+            .build()
+            .expect("capacity exceeds 2^32 buckets; use CuckooFilter::builder() to handle it")
+    }
+
+    /// The 64-bit hash this filter uses for `key` (for the `*_hash` methods).
+    #[inline]
+    pub fn hash<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Adds one copy of `key` (a multiset: inserting twice stores two copies).
+    ///
+    /// **Locking behaviour:** locks the stripes of the key's two buckets; when both are
+    /// full, searches for a kick path without locks and then locks each bucket pair along
+    /// it in turn.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] when no kick path frees a slot, [`InsertError::TooManyCopies`]
+    /// when both buckets hold only this key's fingerprint. Either way the filter is
+    /// unchanged: no other key is evicted.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert(&42u64)?;
+    /// filter.insert(&42u64)?;
+    /// assert_eq!(filter.count(&42u64), 2);
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> Result<(), InsertError> {
+        self.insert_hash(self.hash(key))
+    }
+
+    /// Adds `key` only if it is not (probably) present: the check and the insert are one
+    /// atomic step, so two threads racing on the same key insert it once. `Ok(false)`:
+    /// already present.
+    ///
+    /// A false positive makes this refuse a key that was never inserted, with the
+    /// filter's false-positive probability.
+    ///
+    /// **Locking behaviour:** as [`insert`](Self::insert).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// assert_eq!(filter.insert_unique("k"), Ok(true));
+    /// assert_eq!(filter.insert_unique("k"), Ok(false));
+    /// assert_eq!(filter.count("k"), 1);
+    /// ```
+    #[inline]
+    pub fn insert_unique<T: Hash + ?Sized>(&self, key: &T) -> Result<bool, InsertError> {
+        self.insert_unique_hash(self.hash(key))
+    }
+
+    /// Whether `key` is probably present (`true`) or definitely absent (`false`).
+    ///
+    /// Never a false negative for a key whose insert happened before this call and that
+    /// was not removed since; false positives occur at the configured rate.
+    ///
+    /// **Locking behaviour:** lock-free; retries only if a kick move overlapped the read,
+    /// and takes the pair lock only after several such overlaps in a row.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert(b"bytes".as_slice()).unwrap();
+    /// assert!(filter.contains(b"bytes".as_slice()));
+    /// assert!(!filter.contains(b"other".as_slice()));
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hash(key))
+    }
+
+    /// Removes one copy of `key`; `false` if none was found.
+    ///
+    /// Only remove keys that were inserted: removing a never-inserted key that collides
+    /// with an inserted one deletes that key's fingerprint, which then reads as absent
+    /// (a false negative the caller caused).
+    ///
+    /// **Locking behaviour:** locks the stripes of the key's two buckets.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert(&1u32).unwrap();
+    /// assert!(filter.remove(&1u32));
+    /// assert!(!filter.remove(&1u32));
+    /// ```
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.remove_hash(self.hash(key))
+    }
+
+    /// Copies of `key`'s fingerprint in its two buckets: never fewer than the copies
+    /// inserted and not removed; more when colliding keys share the fingerprint, or when
+    /// a concurrent kick move is seen in both places.
+    ///
+    /// **Locking behaviour:** lock-free, as [`contains`](Self::contains).
+    #[inline]
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> usize {
+        self.count_hash(self.hash(key))
+    }
+
+    /// [`insert`](Self::insert) for a caller that already hashed the key. `hash` must be
+    /// a well-mixed 64-bit hash: the high half picks the fingerprint, the low half the
+    /// bucket.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.raw.insert(hash, false).map(drop)
+    }
+
+    /// [`insert_unique`](Self::insert_unique) for a pre-hashed key.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
+        self.raw.insert(hash, true)
+    }
+
+    /// [`contains`](Self::contains) for a pre-hashed key.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.raw.contains(hash)
+    }
+
+    /// [`remove`](Self::remove) for a pre-hashed key.
+    #[inline]
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        self.raw.remove(hash)
+    }
+
+    /// [`count`](Self::count) for a pre-hashed key.
+    #[inline]
+    pub fn count_hash(&self, hash: u64) -> usize {
+        self.raw.count(hash)
+    }
+
+    /// Fingerprints stored. Exact when no writer runs concurrently; otherwise a value the
+    /// count passed through recently (it is summed over the stripes, not read at once).
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether no fingerprint is stored (see [`len`](Self::len)).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total slots (buckets × slots per bucket): an upper bound on [`len`](Self::len).
+    pub fn capacity(&self) -> usize {
+        self.raw.capacity()
+    }
+
+    /// The share of slots in use, `len() / capacity()`.
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity() as f64
+    }
+
+    /// Bytes this filter occupies: the struct, the table, the stripes' locks, versions
+    /// and counters. (The hasher's own heap allocations, if any, are not counted.)
+    pub fn memory_usage(&self) -> usize {
+        std::mem::size_of::<Self>() + self.raw.memory_usage()
+    }
+
+    /// Buckets in the table (always even).
+    pub fn buckets(&self) -> usize {
+        self.capacity() / B
+    }
+
+    /// Writer stripes.
+    pub fn stripes(&self) -> usize {
+        self.raw.stripes.len()
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Removes every fingerprint.
+    ///
+    /// **Locking behaviour:** locks every stripe (blocking all writers meanwhile).
+    /// Lookups running concurrently may see some keys already gone and others not yet.
+    pub fn clear(&self) {
+        self.raw.clear();
+    }
+}
+
+impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for CuckooFilter<F, B, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("fingerprint_bits", &F::BITS)
+            .field("slots_per_bucket", &B)
+            .field("buckets", &self.buckets())
+            .field("stripes", &self.stripes())
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Introspection for the loom models and tests; not part of the stable API.
+#[doc(hidden)]
+impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
+    /// `(fingerprint, first bucket, second bucket)` of a pre-hashed key.
+    pub fn debug_candidates(&self, hash: u64) -> (u64, usize, usize) {
+        let c = self.raw.locate(hash);
+        (c.fp, c.i1, c.i2)
+    }
+
+    /// The fingerprints in `bucket`, slot by slot (0 = empty).
+    pub fn debug_bucket(&self, bucket: usize) -> Vec<u64> {
+        self.raw.table.load_bucket(bucket).to_vec()
+    }
+}

@@ -1,0 +1,211 @@
+//! Fingerprint widths and the single-pass comparison of a key's two candidate buckets.
+//!
+//! A fingerprint is the `BITS`-bit tag a key leaves in the table. The value 0 marks an
+//! empty slot, so a computed fingerprint is remapped into `1..2^BITS` (see
+//! [`fingerprint_of`]).
+//!
+//! Both candidate buckets of a key are loaded side by side into a [`Pair`] and compared
+//! against the key's fingerprint at once. Like hashbrown's `control/group` backends, two
+//! kernels with the same shape exist: [`Fingerprint::match_pair`] (SIMD through `wide`,
+//! SSE2/AVX2/AVX-512 picked at compile time) and [`match_pair_scalar`], the exact
+//! portable oracle the SIMD kernels are tested against.
+
+use wide::{u8x16, u16x8, u16x16, u32x8};
+
+/// The words of a key's two candidate buckets: bucket `i1`'s bits first, then `i2`'s.
+///
+/// Slot `k` of the pair occupies bits `k * BITS .. (k + 1) * BITS` of the little-endian
+/// concatenation of the words; slots `0..B` belong to `i1` and `B..2B` to `i2`. Only the
+/// first `2 * B * BITS / 64` words (at least one) are used; the rest stay 0.
+pub(crate) type Pair = [u64; 8];
+
+/// A set of slots of a [`Pair`]: bit `k` stands for slot `k` (so bit `k` for `k < B` is
+/// slot `k` of `i1`, and bit `B + j` is slot `j` of `i2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotMask(pub(crate) u32);
+
+impl SlotMask {
+    #[inline]
+    pub(crate) fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    #[inline]
+    pub(crate) fn count(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// The lowest slot in the set.
+    #[inline]
+    pub(crate) fn first(self) -> Option<usize> {
+        (self.0 != 0).then(|| self.0.trailing_zeros() as usize)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+/// A fingerprint width: `u8`, `u16` (the default) or `u32`.
+///
+/// Wider fingerprints lower the false-positive rate (about `2·b·α / 2^BITS`) and cost
+/// proportionally more memory. The trait is sealed; it only names the width and carries
+/// the SIMD kernel for it.
+pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// Bits per fingerprint.
+    const BITS: u32;
+
+    /// Slots of `pair` (of two `slots`-slot buckets) that hold `fp`.
+    #[doc(hidden)]
+    fn match_pair(pair: &Pair, fp: u64, slots: usize) -> u32;
+}
+
+/// The fingerprint of a 64-bit hash: its high 32 bits reduced into `1..2^BITS`.
+///
+/// `% (2^BITS - 1)` by a constant compiles to a multiply; the `+ 1` keeps 0 free to mean
+/// "empty slot" without giving any fingerprint value double weight (unlike mapping 0
+/// to 1).
+#[inline]
+pub(crate) fn fingerprint_of<F: Fingerprint>(hash: u64) -> u64 {
+    let largest = (1u64 << F::BITS) - 1;
+    (hash >> 32) % largest + 1
+}
+
+/// Slots of the first `2 * slots` lanes that matched, as a [`SlotMask`] bit set.
+#[inline]
+fn valid_lanes(mask: u32, slots: usize) -> u32 {
+    mask & ((1u32 << (2 * slots)) - 1)
+}
+
+impl Fingerprint for u8 {
+    const BITS: u32 = 8;
+
+    #[inline]
+    fn match_pair(pair: &Pair, fp: u64, slots: usize) -> u32 {
+        // 4 slots: both buckets fit in pair[0]; the upper 8 lanes are padding that may
+        // equal 0, so `valid_lanes` drops them.
+        let second = if slots == 4 { 0 } else { pair[1] };
+        let lanes: u8x16 = bytemuck::cast([pair[0], second]);
+        let mask = lanes.simd_eq(u8x16::splat(fp as u8)).to_bitmask();
+        valid_lanes(mask, slots)
+    }
+}
+
+impl Fingerprint for u16 {
+    const BITS: u32 = 16;
+
+    #[inline]
+    fn match_pair(pair: &Pair, fp: u64, slots: usize) -> u32 {
+        if slots == 4 {
+            let lanes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
+            lanes.simd_eq(u16x8::splat(fp as u16)).to_bitmask()
+        } else {
+            let lanes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+            lanes.simd_eq(u16x16::splat(fp as u16)).to_bitmask()
+        }
+    }
+}
+
+impl Fingerprint for u32 {
+    const BITS: u32 = 32;
+
+    #[inline]
+    fn match_pair(pair: &Pair, fp: u64, slots: usize) -> u32 {
+        let needle = u32x8::splat(fp as u32);
+        let low: u32x8 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+        let low_mask = low.simd_eq(needle).to_bitmask();
+        if slots == 4 {
+            low_mask
+        } else {
+            let high: u32x8 = bytemuck::cast([pair[4], pair[5], pair[6], pair[7]]);
+            low_mask | (high.simd_eq(needle).to_bitmask() << 8)
+        }
+    }
+}
+
+#[cfg(any(test, not(target_endian = "little")))]
+/// The exact, portable kernel: the oracle for the SIMD ones, and the kernel on
+/// big-endian targets, where SIMD lane order would not match slot order.
+#[inline]
+pub(crate) fn match_pair_scalar(pair: &Pair, fp: u64, bits: u32, slots: usize) -> u32 {
+    let slot_mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mut mask = 0;
+    for k in 0..2 * slots {
+        let offset = k * bits as usize;
+        if (pair[offset / 64] >> (offset % 64)) & slot_mask == fp {
+            mask |= 1 << k;
+        }
+    }
+    mask
+}
+
+/// The kernel this build uses: SIMD where lanes follow slot order, else scalar.
+#[inline]
+pub(crate) fn match_pair<F: Fingerprint>(pair: &Pair, fp: u64, slots: usize) -> SlotMask {
+    #[cfg(target_endian = "little")]
+    return SlotMask(F::match_pair(pair, fp, slots));
+    #[cfg(not(target_endian = "little"))]
+    return SlotMask(match_pair_scalar(pair, fp, F::BITS, slots));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pair of random buckets in which some slots hold `fp` and some are empty.
+    fn random_pair(rng: &mut fastrand::Rng, bits: u32, slots: usize, fp: u64) -> Pair {
+        let mut pair = [0u64; 8];
+        for k in 0..2 * slots {
+            let value = match rng.u8(0..4) {
+                0 => 0,
+                1 => fp,
+                _ => rng.u64(..) & ((1u64 << bits) - 1),
+            };
+            let offset = k * bits as usize;
+            pair[offset / 64] |= value << (offset % 64);
+        }
+        pair
+    }
+
+    fn simd_agrees_with_scalar<F: Fingerprint>(slots: usize) {
+        let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS) * 31 + slots as u64);
+        for _ in 0..20_000 {
+            let fp = rng.u64(1..(1u64 << F::BITS));
+            let pair = random_pair(&mut rng, F::BITS, slots, fp);
+            for needle in [fp, 0, fp ^ 1] {
+                assert_eq!(
+                    F::match_pair(&pair, needle, slots),
+                    match_pair_scalar(&pair, needle, F::BITS, slots),
+                    "bits {} slots {slots} needle {needle:#x} pair {pair:x?}",
+                    F::BITS
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn simd_kernels_match_the_scalar_oracle() {
+        simd_agrees_with_scalar::<u8>(4);
+        simd_agrees_with_scalar::<u8>(8);
+        simd_agrees_with_scalar::<u16>(4);
+        simd_agrees_with_scalar::<u16>(8);
+        simd_agrees_with_scalar::<u32>(4);
+        simd_agrees_with_scalar::<u32>(8);
+    }
+
+    #[test]
+    fn fingerprints_are_never_zero_and_fit_their_width() {
+        for hash in [0, u64::MAX, 1 << 32, (1u64 << 48) - 1, 0xFFFF_FFFF_0000_0000] {
+            for (fp, bits) in [
+                (fingerprint_of::<u8>(hash), 8),
+                (fingerprint_of::<u16>(hash), 16),
+                (fingerprint_of::<u32>(hash), 32),
+            ] {
+                assert!(fp != 0 && fp < 1 << bits, "hash {hash:#x} gave {fp:#x}");
+            }
+        }
+    }
+}

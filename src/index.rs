@@ -1,0 +1,132 @@
+//! From a key's 64-bit hash to its fingerprint and its two candidate buckets.
+//!
+//! Which hash bits feed what (they never overlap, so the fingerprint and the bucket are
+//! independent, as the false-positive bound assumes):
+//!
+//! | bits of the hash | feed |
+//! |---|---|
+//! | 63..32 (high half) | the fingerprint: `high % (2^f − 1) + 1` |
+//! | 31..0 (low half)   | the first bucket: `(low · N) >> 32` (Lemire's range reduction) |
+//!
+//! The second bucket is derived from the first and the fingerprint alone (so it can be
+//! recomputed when a fingerprint is kicked without knowing its key), and the writer
+//! stripe of a bucket comes from the bucket index (see `stripe.rs`): no further hash bits
+//! are consumed.
+//!
+//! # The alternate bucket, for any even bucket count
+//!
+//! Rounding the table up to a power of two (to use `i ^ hash(fp)`) wastes up to half the
+//! memory, so the bucket count `N` may be any even number. With
+//! `r = 2 · reduce(mix(fp), N/2) + 1` (odd, so never 0 mod `N`), the alternate bucket is
+//! `alt(i) = (N − i − r) mod N`. This is an involution: `alt(alt(i)) = i`. And since `N`
+//! is even and `r` odd, `2i + r` is never a multiple of `N`, so `alt(i) ≠ i`: the two
+//! buckets of a key are always distinct. No division anywhere.
+
+use crate::fingerprint::{Fingerprint, fingerprint_of};
+
+/// The largest supported bucket count: the 32-bit range reduction addresses `2^32`
+/// buckets.
+pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
+
+/// A key's fingerprint and its two (distinct) candidate buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Candidates {
+    pub(crate) fp: u64,
+    pub(crate) i1: usize,
+    pub(crate) i2: usize,
+}
+
+/// Maps hashes to buckets for a table of `buckets` (even, `2..=2^32`) buckets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Indexer {
+    buckets: u64,
+}
+
+/// Lemire's multiply-shift range reduction of a 32-bit value into `0..n`.
+#[inline]
+fn reduce(x: u32, n: u64) -> u64 {
+    (u64::from(x) * n) >> 32
+}
+
+impl Indexer {
+    pub(crate) fn new(buckets: usize) -> Self {
+        debug_assert!(buckets >= 2 && buckets % 2 == 0 && buckets as u64 <= MAX_BUCKETS);
+        Self {
+            buckets: buckets as u64,
+        }
+    }
+
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets as usize
+    }
+
+    #[inline]
+    pub(crate) fn locate<F: Fingerprint>(&self, hash: u64) -> Candidates {
+        let fp = fingerprint_of::<F>(hash);
+        let i1 = reduce(hash as u32, self.buckets) as usize;
+        Candidates {
+            fp,
+            i1,
+            i2: self.alternate(i1, fp),
+        }
+    }
+
+    /// The other candidate bucket of fingerprint `fp` stored in bucket `bucket`.
+    #[inline]
+    pub(crate) fn alternate(&self, bucket: usize, fp: u64) -> usize {
+        let n = self.buckets;
+        // A multiplicative (Fibonacci) mix spreads even consecutive fingerprints over the
+        // high bits that `reduce` keeps.
+        let mixed = (fp as u32).wrapping_mul(0x9E37_79B1);
+        let offset = 2 * reduce(mixed, n / 2) + 1;
+        let t = bucket as u64 + offset; // in 1..2N-1
+        (if t <= n { n - t } else { 2 * n - t }) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternate_is_an_involution_without_fixed_points() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for buckets in [2usize, 4, 6, 10, 262, 1000, 65_536, 1_000_002] {
+            let indexer = Indexer::new(buckets);
+            for _ in 0..2_000 {
+                let bucket = rng.usize(0..buckets);
+                let fp = rng.u64(1..1 << 32);
+                let alt = indexer.alternate(bucket, fp);
+                assert!(alt < buckets, "alt {alt} out of range for N = {buckets}");
+                assert_ne!(alt, bucket, "N = {buckets} fp {fp}");
+                assert_eq!(indexer.alternate(alt, fp), bucket, "N = {buckets} fp {fp}");
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn largest_table_stays_in_range() {
+        let max = MAX_BUCKETS as usize;
+        let indexer = Indexer::new(max);
+        for hash in [0, u64::MAX, u64::MAX >> 1, 0xDEAD_BEEF_FFFF_FFFF] {
+            let c = indexer.locate::<u32>(hash);
+            assert!(c.i1 < max && c.i2 < max);
+            assert_ne!(c.i1, c.i2);
+        }
+    }
+
+    #[test]
+    fn first_bucket_is_uniform_over_any_bucket_count() {
+        // 1,000 buckets (not a power of two), 1M hashes: every bucket is hit about
+        // 1,000 times; a broken reduction leaves buckets empty or doubles others.
+        let indexer = Indexer::new(1_000);
+        let mut hits = vec![0u32; 1_000];
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..1_000_000 {
+            hits[indexer.locate::<u16>(rng.u64(..)).i1] += 1;
+        }
+        let (lo, hi) = (hits.iter().min().unwrap(), hits.iter().max().unwrap());
+        assert!(*lo > 850 && *hi < 1_150, "bucket hits range {lo}..{hi}");
+    }
+}

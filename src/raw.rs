@@ -1,0 +1,185 @@
+//! The engine on pre-hashed keys: the table, its stripes, and every operation's
+//! concurrency protocol except kicking (in `kick.rs`).
+
+use crate::error::InsertError;
+use crate::fingerprint::{Fingerprint, SlotMask, match_pair};
+use crate::index::{Candidates, Indexer};
+use crate::stripe::{PairGuard, Stripes};
+use crate::sync::Backoff;
+use crate::table::Table;
+
+/// Optimistic attempts a lookup makes before it takes the pair lock. A retry happens only
+/// when a kick move overlapped the read, so a few attempts almost always suffice; the
+/// bound keeps a reader from starving behind a run of moves.
+const OPTIMISTIC_ATTEMPTS: usize = 8;
+
+pub(crate) struct RawFilter<F, const B: usize> {
+    pub(crate) table: Table<F, B>,
+    pub(crate) stripes: Stripes,
+    pub(crate) indexer: Indexer,
+}
+
+/// What an insert under the pair lock managed to do.
+pub(crate) enum Placement {
+    Inserted,
+    /// `insert_unique` found the fingerprint already present.
+    AlreadyPresent,
+    /// Both buckets are full of this very fingerprint: kicking cannot help.
+    OnlyCopies,
+    /// Both buckets are full: a kick path must free a slot.
+    Full,
+}
+
+impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
+    /// Rejects unsupported geometries at compile time (the table layout relies on it).
+    const SUPPORTED: () = assert!(
+        B == 4 || B == 8,
+        "a bucket holds 4 or 8 slots (so it is a power of two of at most 32 bytes)"
+    );
+
+    /// `buckets` even and in `2..=2^32`, `stripes` a power of two.
+    pub(crate) fn new(buckets: usize, stripes: usize) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SUPPORTED;
+        Self {
+            table: Table::new(buckets),
+            stripes: Stripes::new(stripes),
+            indexer: Indexer::new(buckets),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn locate(&self, hash: u64) -> Candidates {
+        self.indexer.locate::<F>(hash)
+    }
+
+    #[inline]
+    pub(crate) fn stripe_of(&self, bucket: usize) -> usize {
+        self.stripes.of_word(Table::<F, B>::word_of(bucket))
+    }
+
+    #[inline]
+    pub(crate) fn lock_candidates(&self, c: Candidates) -> PairGuard<'_> {
+        self.stripes
+            .lock_pair(self.stripe_of(c.i1), self.stripe_of(c.i2))
+    }
+
+    #[inline]
+    fn matches(&self, c: Candidates, fp: u64) -> SlotMask {
+        match_pair::<F>(&self.table.load_pair(c.i1, c.i2), fp, B)
+    }
+
+    /// Whether `hash`'s fingerprint is in either candidate bucket.
+    ///
+    /// A hit is returned as soon as it is seen: the fingerprint was there. A miss counts
+    /// only if no kick move overlapped the read (it could have carried the fingerprint
+    /// from the bucket not yet read into the one already read).
+    #[inline]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        self.read(self.locate(hash), true).any()
+    }
+
+    /// Copies of `hash`'s fingerprint in its two buckets. Always validated: a copy caught
+    /// mid-move may be counted twice, never missed.
+    #[inline]
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        self.read(self.locate(hash), false).count()
+    }
+
+    #[inline]
+    fn read(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
+        let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
+        let backoff = Backoff::new();
+        for _ in 0..OPTIMISTIC_ATTEMPTS {
+            let Some(stamp) = self.stripes.stamp(s1, s2) else {
+                backoff.snooze();
+                continue;
+            };
+            let hits = self.matches(c, c.fp);
+            if (hit_is_final && hits.any()) || self.stripes.validate(s1, s2, stamp) {
+                return hits;
+            }
+        }
+        self.read_locked(c)
+    }
+
+    /// The fallback for a reader that kept overlapping moves: no move can run while the
+    /// pair is locked.
+    #[cold]
+    #[inline(never)]
+    fn read_locked(&self, c: Candidates) -> SlotMask {
+        let _guard = self.lock_candidates(c);
+        self.matches(c, c.fp)
+    }
+
+    /// Inserts a copy of `hash`'s fingerprint (only if absent when `unique`).
+    /// `Ok(false)`: `unique` and already present.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        let c = self.locate(hash);
+        let placement = {
+            let guard = self.lock_candidates(c);
+            self.place(&guard, c, unique)
+        };
+        match placement {
+            Placement::Inserted => Ok(true),
+            Placement::AlreadyPresent => Ok(false),
+            Placement::OnlyCopies => Err(InsertError::TooManyCopies),
+            Placement::Full => self.insert_kicking(c, unique),
+        }
+    }
+
+    /// Puts the fingerprint into a free slot of its two buckets, first bucket first. The
+    /// caller holds `c`'s pair lock, so the check and the store are one atomic step.
+    pub(crate) fn place(&self, guard: &PairGuard<'_>, c: Candidates, unique: bool) -> Placement {
+        let pair = self.table.load_pair(c.i1, c.i2);
+        let copies = match_pair::<F>(&pair, c.fp, B);
+        if unique && copies.any() {
+            return Placement::AlreadyPresent;
+        }
+        let Some(free) = match_pair::<F>(&pair, 0, B).first() else {
+            return if copies.count() == 2 * B {
+                Placement::OnlyCopies
+            } else {
+                Placement::Full
+            };
+        };
+        let (bucket, slot) = if free < B {
+            (c.i1, free)
+        } else {
+            (c.i2, free - B)
+        };
+        self.table.set_slot(bucket, slot, c.fp);
+        guard.count_added(self.stripe_of(bucket));
+        Placement::Inserted
+    }
+
+    /// Removes one copy of `hash`'s fingerprint; false if there is none.
+    pub(crate) fn remove(&self, hash: u64) -> bool {
+        let c = self.locate(hash);
+        let guard = self.lock_candidates(c);
+        let Some(hit) = self.matches(c, c.fp).first() else {
+            return false;
+        };
+        let (bucket, slot) = if hit < B { (c.i1, hit) } else { (c.i2, hit - B) };
+        self.table.set_slot(bucket, slot, 0);
+        guard.count_removed(self.stripe_of(bucket));
+        true
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.stripes.total_count()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.indexer.buckets() * B
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.table.memory_usage() + self.stripes.memory_usage()
+    }
+
+    pub(crate) fn clear(&self) {
+        let _all = self.stripes.lock_all_and_reset();
+        self.table.clear();
+    }
+}

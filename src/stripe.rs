@@ -1,0 +1,190 @@
+//! Writer stripes: locks, move versions and item counts.
+//!
+//! Stripe `s` covers every table word `w` with `w mod S = s` (`S` a power of two). A
+//! writer locks the stripes of the words it changes, so each word has exactly one
+//! possible writer at a time; a bucket's stripe is the stripe of its first word.
+//!
+//! Each stripe has three parts, kept in two arrays because their readers differ:
+//!
+//! - **move version** (`versions[s]`, `AtomicU32`), read by every lookup. A seqlock stamp:
+//!
+//!   | value | meaning |
+//!   |---|---|
+//!   | even | no kick move in progress in this stripe |
+//!   | odd  | a kick move is rewriting words of this stripe |
+//!
+//!   Only kick moves bump it; plain inserts and removes change one word with one atomic
+//!   store, which a reader sees entirely or not at all, so they need no stamp. Keeping the
+//!   versions in their own dense array means the lines lookups read are written only by
+//!   kicks, never by ordinary inserts.
+//! - **lock** (`writers[s].lock`), taken by inserts, removes, kick hops and the locked
+//!   fallback of a lookup. Pairs are locked in ascending order, once if equal, so no two
+//!   writers deadlock; nobody holds more than one pair (only `clear` holds all, also in
+//!   ascending order).
+//! - **count** (`writers[s].count`): fingerprints stored in this stripe's buckets, changed
+//!   only under its lock. `len()` sums them; a single global counter would put every
+//!   insert from every thread on one cache line.
+//!
+//! The stripes are not padded one per cache line: with hundreds to thousands of them,
+//! two writers rarely touch neighbours, and padding would cost 128 bytes a stripe, more
+//! than the whole per-item budget of a small filter.
+
+use crate::sync::{AtomicU32, AtomicUsize, Lock, LockGuard, Ordering, fence};
+
+struct WriterStripe {
+    lock: Lock,
+    count: AtomicUsize,
+}
+
+pub(crate) struct Stripes {
+    versions: Box<[AtomicU32]>,
+    writers: Box<[WriterStripe]>,
+}
+
+/// The move versions of two stripes as a reader saw them before reading the buckets.
+#[derive(Clone, Copy)]
+pub(crate) struct Stamp(u32, u32);
+
+impl Stripes {
+    /// `count` must be a power of two.
+    pub(crate) fn new(count: usize) -> Self {
+        debug_assert!(count.is_power_of_two());
+        Self {
+            versions: (0..count).map(|_| AtomicU32::new(0)).collect(),
+            writers: (0..count)
+                .map(|_| WriterStripe {
+                    lock: Lock::default(),
+                    count: AtomicUsize::new(0),
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.versions.len()
+    }
+
+    /// The stripe of table word `word`.
+    #[inline]
+    pub(crate) fn of_word(&self, word: usize) -> usize {
+        word & (self.versions.len() - 1)
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        std::mem::size_of_val(&*self.versions) + std::mem::size_of_val(&*self.writers)
+    }
+
+    /// Fingerprints stored, summed over the stripes (exact when no writer is active).
+    pub(crate) fn total_count(&self) -> usize {
+        self.writers
+            .iter()
+            .map(|stripe| stripe.count.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Reader, before loading the buckets: both versions with `Acquire`, or `None` while
+    /// a move is in progress in either stripe.
+    #[inline]
+    pub(crate) fn stamp(&self, a: usize, b: usize) -> Option<Stamp> {
+        let va = self.versions[a].load(Ordering::Acquire);
+        let vb = self.versions[b].load(Ordering::Acquire);
+        ((va | vb) & 1 == 0).then_some(Stamp(va, vb))
+    }
+
+    /// Reader, after loading the buckets: true if no move touched either stripe since
+    /// `stamp`, so the copy it read was consistent.
+    #[inline]
+    pub(crate) fn validate(&self, a: usize, b: usize, stamp: Stamp) -> bool {
+        // Orders the bucket loads before the re-reads: if a bucket load saw a move's
+        // store, the move's odd version is visible here.
+        fence(Ordering::Acquire);
+        self.versions[a].load(Ordering::Relaxed) == stamp.0
+            && self.versions[b].load(Ordering::Relaxed) == stamp.1
+    }
+
+    /// Locks stripes `a` and `b` in ascending order (once if equal).
+    #[inline]
+    pub(crate) fn lock_pair(&self, a: usize, b: usize) -> PairGuard<'_> {
+        let (low, high) = if a <= b { (a, b) } else { (b, a) };
+        let _low = self.writers[low].lock.lock();
+        let _high = (high != low).then(|| self.writers[high].lock.lock());
+        PairGuard {
+            stripes: self,
+            low,
+            high,
+            _low,
+            _high,
+        }
+    }
+
+    /// Locks every stripe (ascending) and zeroes the counts; the table is the caller's
+    /// to clear while the returned guards live.
+    pub(crate) fn lock_all_and_reset(&self) -> Vec<LockGuard<'_>> {
+        self.writers
+            .iter()
+            .map(|stripe| {
+                let guard = stripe.lock.lock();
+                stripe.count.store(0, Ordering::Relaxed);
+                guard
+            })
+            .collect()
+    }
+}
+
+/// Proof that two stripes are locked; only through it can their counts and versions
+/// change. Unlocks on drop.
+pub(crate) struct PairGuard<'a> {
+    stripes: &'a Stripes,
+    low: usize,
+    high: usize,
+    _low: LockGuard<'a>,
+    _high: Option<LockGuard<'a>>,
+}
+
+impl PairGuard<'_> {
+    #[inline]
+    fn count(&self, stripe: usize) -> &AtomicUsize {
+        debug_assert!(stripe == self.low || stripe == self.high);
+        &self.stripes.writers[stripe].count
+    }
+
+    /// One more fingerprint in `stripe` (one of the locked two).
+    #[inline]
+    pub(crate) fn count_added(&self, stripe: usize) {
+        let count = self.count(stripe);
+        count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// One fingerprint fewer in `stripe` (one of the locked two).
+    #[inline]
+    pub(crate) fn count_removed(&self, stripe: usize) {
+        let count = self.count(stripe);
+        count.store(count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+    }
+
+    /// Runs `rewrite` (a kick move's stores) between the seqlock's odd and even stamps of
+    /// both locked stripes, so a reader that overlaps it retries instead of trusting a
+    /// copy that may show the fingerprint in neither bucket.
+    #[inline]
+    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) {
+        let versions = &self.stripes.versions;
+        let stripes = if self.low == self.high {
+            &[self.low][..]
+        } else {
+            &[self.low, self.high][..]
+        };
+        for &s in stripes {
+            let v = versions[s].load(Ordering::Relaxed);
+            versions[s].store(v.wrapping_add(1), Ordering::Relaxed);
+        }
+        // The odd stamps become visible before any rewritten word (pairs with the
+        // reader's fence in `validate`).
+        fence(Ordering::Release);
+        rewrite();
+        for &s in stripes {
+            let v = versions[s].load(Ordering::Relaxed);
+            // Release: a reader that sees the even stamp also sees the finished move.
+            versions[s].store(v.wrapping_add(1), Ordering::Release);
+        }
+    }
+}

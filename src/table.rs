@@ -1,0 +1,190 @@
+//! The fingerprint table: `AtomicU64` words in 64-byte aligned cache lines.
+//!
+//! Bucket `i` holds `B` fingerprints of `BITS` bits, `B · BITS ∈ {32, 64, 128, 256}` bits:
+//! a power-of-two size that divides 64 bytes, and the table starts on a cache-line
+//! boundary, so no bucket ever straddles two lines. Slot `k` of a bucket occupies bits
+//! `k · BITS .. (k + 1) · BITS` of the bucket read as a little-endian integer; a slot
+//! holding 0 is empty.
+//!
+//! Every access is an atomic load or store. Readers load words `Relaxed` into a plain
+//! array and compare the copy, which is defined behaviour with no `unsafe`. A word is only
+//! ever stored by the holder of its stripe lock (`stripe.rs` maps stripes to words, not
+//! to buckets, so two 32-bit buckets that share a word share a stripe), which is why a
+//! slot update is a plain load-modify-store rather than a read-modify-write.
+
+use std::marker::PhantomData;
+
+use crate::fingerprint::{Fingerprint, Pair};
+use crate::sync::{AtomicU64, Ordering};
+
+const WORDS_PER_LINE: usize = 8;
+
+#[repr(align(64))]
+struct CacheLine([AtomicU64; WORDS_PER_LINE]);
+
+impl CacheLine {
+    fn empty() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+pub(crate) struct Table<F, const B: usize> {
+    lines: Box<[CacheLine]>,
+    _fingerprint: PhantomData<fn() -> F>,
+}
+
+impl<F: Fingerprint, const B: usize> Table<F, B> {
+    pub(crate) const BUCKET_BITS: usize = B * F::BITS as usize;
+    /// Words a bucket spans (32-bit buckets share one word with a neighbour: 1).
+    const WORDS_PER_BUCKET: usize = Self::BUCKET_BITS.div_ceil(64);
+    /// Buckets per word: 2 for 32-bit buckets, else 1.
+    const BUCKETS_PER_WORD: usize = if Self::BUCKET_BITS < 64 {
+        64 / Self::BUCKET_BITS
+    } else {
+        1
+    };
+    const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
+
+    pub(crate) fn new(buckets: usize) -> Self {
+        let words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
+        let lines = words.div_ceil(WORDS_PER_LINE);
+        Self {
+            lines: (0..lines).map(|_| CacheLine::empty()).collect(),
+            _fingerprint: PhantomData,
+        }
+    }
+
+    /// Bytes of table memory.
+    pub(crate) fn memory_usage(&self) -> usize {
+        std::mem::size_of_val(&*self.lines)
+    }
+
+    #[inline]
+    fn word(&self, index: usize) -> &AtomicU64 {
+        &self.lines[index / WORDS_PER_LINE].0[index % WORDS_PER_LINE]
+    }
+
+    /// The first word of `bucket`: the unit that stripes are assigned by.
+    #[inline]
+    pub(crate) fn word_of(bucket: usize) -> usize {
+        bucket / Self::BUCKETS_PER_WORD * Self::WORDS_PER_BUCKET
+    }
+
+    /// Word index and bit shift of slot `slot` of `bucket`.
+    #[inline]
+    fn slot_position(bucket: usize, slot: usize) -> (usize, u32) {
+        let bit = (bucket % Self::BUCKETS_PER_WORD) * Self::BUCKET_BITS + slot * F::BITS as usize;
+        (Self::word_of(bucket) + bit / 64, (bit % 64) as u32)
+    }
+
+    /// Both candidate buckets, `Relaxed`, laid out as a [`Pair`].
+    #[inline]
+    pub(crate) fn load_pair(&self, i1: usize, i2: usize) -> Pair {
+        let mut pair = [0u64; 8];
+        if Self::BUCKETS_PER_WORD == 2 {
+            let half = |bucket: usize| {
+                let word = self.word(Self::word_of(bucket)).load(Ordering::Relaxed);
+                (word >> ((bucket % 2) * 32)) & 0xFFFF_FFFF
+            };
+            pair[0] = half(i1) | (half(i2) << 32);
+        } else {
+            let (w1, w2) = (Self::word_of(i1), Self::word_of(i2));
+            for k in 0..Self::WORDS_PER_BUCKET {
+                pair[k] = self.word(w1 + k).load(Ordering::Relaxed);
+                pair[Self::WORDS_PER_BUCKET + k] = self.word(w2 + k).load(Ordering::Relaxed);
+            }
+        }
+        pair
+    }
+
+    /// The `B` fingerprints of `bucket`, loading each of its words once.
+    pub(crate) fn load_bucket(&self, bucket: usize) -> [u64; B] {
+        let (first, shift) = Self::slot_position(bucket, 0);
+        let mut words = [0u64; 4];
+        for (k, word) in words.iter_mut().enumerate().take(Self::WORDS_PER_BUCKET) {
+            *word = self.word(first + k).load(Ordering::Relaxed);
+        }
+        std::array::from_fn(|slot| {
+            let bit = shift as usize + slot * F::BITS as usize;
+            (words[bit / 64] >> (bit % 64)) & Self::SLOT_MASK
+        })
+    }
+
+    #[inline]
+    pub(crate) fn slot(&self, bucket: usize, slot: usize) -> u64 {
+        let (word, shift) = Self::slot_position(bucket, slot);
+        (self.word(word).load(Ordering::Relaxed) >> shift) & Self::SLOT_MASK
+    }
+
+    /// Stores `fp` (0 to empty it) in a slot.
+    ///
+    /// The caller must hold the stripe lock of `bucket`: the word is loaded, changed and
+    /// stored without a read-modify-write, which is only sound with a single writer.
+    #[inline]
+    pub(crate) fn set_slot(&self, bucket: usize, slot: usize, fp: u64) {
+        let (index, shift) = Self::slot_position(bucket, slot);
+        let word = self.word(index);
+        let old = word.load(Ordering::Relaxed);
+        let new = (old & !(Self::SLOT_MASK << shift)) | (fp << shift);
+        word.store(new, Ordering::Relaxed);
+    }
+
+    /// Empties every slot. The caller must hold every stripe lock.
+    pub(crate) fn clear(&self) {
+        for line in self.lines.iter() {
+            for word in &line.0 {
+                word.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::match_pair_scalar;
+
+    /// Writes random fingerprints slot by slot and reads them back every way the filter
+    /// does: by slot, by bucket and as a pair.
+    fn round_trip<F: Fingerprint, const B: usize>() {
+        let buckets = 10;
+        let table = Table::<F, B>::new(buckets);
+        let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS) + B as u64);
+        let mut model = vec![[0u64; B]; buckets];
+        for _ in 0..500 {
+            let (bucket, slot) = (rng.usize(0..buckets), rng.usize(0..B));
+            let fp = rng.u64(0..=Table::<F, B>::SLOT_MASK);
+            table.set_slot(bucket, slot, fp);
+            model[bucket][slot] = fp;
+            for (b, expected) in model.iter().enumerate() {
+                assert_eq!(&table.load_bucket(b), expected, "bucket {b}");
+                for (s, &fp) in expected.iter().enumerate() {
+                    assert_eq!(table.slot(b, s), fp);
+                }
+            }
+            let (i1, i2) = (rng.usize(0..buckets), rng.usize(0..buckets));
+            let pair = table.load_pair(i1, i2);
+            for (k, &fp) in model[i1].iter().chain(&model[i2]).enumerate() {
+                let hits = match_pair_scalar(&pair, fp, F::BITS, B);
+                assert!(hits & (1 << k) != 0, "pair ({i1}, {i2}) slot {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_geometry_round_trips() {
+        round_trip::<u8, 4>();
+        round_trip::<u8, 8>();
+        round_trip::<u16, 4>();
+        round_trip::<u16, 8>();
+        round_trip::<u32, 4>();
+        round_trip::<u32, 8>();
+    }
+
+    #[test]
+    fn table_is_cache_line_aligned_and_sized_exactly() {
+        let table = Table::<u16, 4>::new(1_000);
+        assert_eq!(table.lines.as_ptr() as usize % 64, 0);
+        assert_eq!(table.memory_usage(), 1_000 * 8);
+    }
+}
