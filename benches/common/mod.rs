@@ -3,20 +3,64 @@
 //! criterion groups.
 
 use std::cell::OnceCell;
-use std::hash::{BuildHasher, BuildHasherDefault};
+use std::hash::{BuildHasher, Hasher};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use concurrent_cuckoo_filter::{DefaultHashBuilder, StableHasher};
 use core_affinity::CoreId;
 
-/// The hasher handed to every peer that takes one. The peers default to SipHash, which
-/// alone costs about as much as a cached lookup; giving them the same fast, well-mixed
-/// 64-bit hash as this crate's default compares the tables, not the hash functions.
-/// `quality` rather than `fast`: `fast` skips the final avalanche, and the peers take
-/// their bucket index straight from the low hash bits.
-type PeerHasher = rapidhash::quality::RapidHasher<'static>;
+/// The hasher handed to every peer: this crate's default hash, so all filters hash a key
+/// exactly the same way and the comparison is between tables, not hash functions. (The
+/// cuckoo peers default to SipHash, which alone costs about as much as a cached lookup.)
+/// The peers build hashers with `Default`, which the crate's seeded hasher lacks.
+#[derive(Clone)]
+pub struct PeerHasher(StableHasher);
+
+impl Default for PeerHasher {
+    #[inline]
+    fn default() -> Self {
+        PeerHasher(DefaultHashBuilder::new().build_hasher())
+    }
+}
+
+/// Every method forwards, so integers take the hasher's integer path, as in this crate.
+impl Hasher for PeerHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.0.write_u8(value);
+    }
+    #[inline]
+    fn write_u16(&mut self, value: u16) {
+        self.0.write_u16(value);
+    }
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.0.write_u32(value);
+    }
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.0.write_u64(value);
+    }
+    #[inline]
+    fn write_u128(&mut self, value: u128) {
+        self.0.write_u128(value);
+    }
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.0.write_usize(value);
+    }
+}
 
 /// Bits per item of the split-block Bloom filter: about what this crate's default
 /// (16-bit fingerprints, 4 slots per bucket) spends at 95% load (16 / 0.95 ≈ 16.8).
@@ -26,6 +70,10 @@ const BLOOM_BITS_PER_ITEM: usize = 17;
 pub trait BenchFilter: Sync + Sized {
     /// The crate's name, used as the criterion function id.
     const NAME: &'static str;
+
+    /// Whether a false negative fails the run. Only this crate's: a peer's is a finding
+    /// to print, not a reason to stop measuring the others.
+    const UNDER_TEST: bool = false;
 
     /// An empty filter with `slots` fingerprint slots (a Bloom filter, which has no slots,
     /// is sized for `items` keys instead). Its memory is already written once, so page
@@ -52,6 +100,7 @@ pub type Ours = concurrent_cuckoo_filter::CuckooFilter;
 
 impl BenchFilter for Ours {
     const NAME: &'static str = "concurrent-cuckoo-filter";
+    const UNDER_TEST: bool = true;
 
     fn new(slots: usize, _items: usize) -> Self {
         let filter = Ours::builder()
@@ -170,14 +219,14 @@ impl ConcurrentFilter for AtomicCuckoo {
 }
 
 /// `sbbf-rs-safe`: a split-block Bloom filter (Parquet's layout, SIMD picked at run time).
-/// It takes pre-hashed keys, so it is fed the same hash the cuckoo peers use. It cannot
+/// It takes pre-hashed keys, so it is fed this crate's default hash. It cannot
 /// remove, and its writers need `&mut self`.
 pub struct Sbbf(sbbf_rs_safe::Filter);
 
 impl Sbbf {
     #[inline]
     fn hash(key: u64) -> u64 {
-        BuildHasherDefault::<PeerHasher>::default().hash_one(key)
+        DefaultHashBuilder::new().hash_one(key)
     }
 }
 
@@ -264,11 +313,9 @@ impl<F: BenchFilter> Filled<F> {
             let mut filter = F::new(slots, keys.positives.len());
             let failed = fill(&mut filter, &keys.positives);
             let missing = keys.probes.len() - count_hits(&filter, &keys.probes);
-            assert!(
-                missing <= failed,
-                "{}: {missing} false negatives after {failed} failed inserts",
-                F::NAME
-            );
+            if missing > failed {
+                report_false_negatives::<F>(&format!("filled {label}"), missing - failed);
+            }
             let items = keys.positives.len() - failed;
             let bytes = filter.memory_usage();
             eprintln!(
@@ -279,6 +326,16 @@ impl<F: BenchFilter> Filled<F> {
             );
             Filled { filter, failed }
         })
+    }
+}
+
+/// Reports keys a filter did not find although they are in it: a bug in this crate
+/// (panics), a finding about a peer (printed).
+pub fn report_false_negatives<F: BenchFilter>(context: &str, count: usize) {
+    if count > 0 {
+        let message = format!("{}: {count} false negatives ({context})", F::NAME);
+        assert!(!F::UNDER_TEST, "{message}");
+        eprintln!("{message}");
     }
 }
 
@@ -340,6 +397,8 @@ pub struct Worker<'k> {
     insert_next: bool,
     pub inserts: u64,
     pub refused: u64,
+    /// Removes of a key this thread had inserted that reported it absent.
+    pub missed_removes: usize,
 }
 
 impl<'k> Worker<'k> {
@@ -375,6 +434,7 @@ impl<'k> Worker<'k> {
             insert_next: true,
             inserts: 0,
             refused: 0,
+            missed_removes: 0,
         }
     }
 
@@ -439,14 +499,9 @@ impl<'k> Worker<'k> {
             self.insert_churn(filter);
         } else {
             let i = self.next_remove;
-            if self.live[i] {
-                let removed = filter.remove_shared(black_box(self.churn[i]));
-                assert!(
-                    removed,
-                    "{}: an inserted key was not found to remove",
-                    F::NAME
-                );
-                self.live[i] = false;
+            if std::mem::take(&mut self.live[i]) && !filter.remove_shared(black_box(self.churn[i]))
+            {
+                self.missed_removes += 1;
             }
             self.next_remove = (i + 1) % self.churn.len();
         }
@@ -475,8 +530,8 @@ impl<'k> Worker<'k> {
     /// Removes every churn key still in `filter`, leaving it as it was filled.
     pub fn drain<F: ConcurrentFilter>(&mut self, filter: &F) {
         for (key, live) in self.churn.iter().zip(&mut self.live) {
-            if std::mem::take(live) {
-                assert!(filter.remove_shared(*key), "{}: churn key lost", F::NAME);
+            if std::mem::take(live) && !filter.remove_shared(*key) {
+                self.missed_removes += 1;
             }
         }
     }

@@ -56,13 +56,15 @@ fn main() -> ExitCode {
 /// Returns `Ok(false)` if our filter showed a false negative: the run then fails loudly.
 fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std::error::Error>> {
     let started = Instant::now();
+    // Read the machine before pinning: pinning narrows what this thread may see.
+    let sys = system::System::probe(args.pin);
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
     if args.pin
-        && let Some(core) = core_affinity::get_core_ids().and_then(|c| c.first().copied())
+        && let Some(&core) = cores.first()
     {
         // Single-threaded phases run here; keep them off the scheduler's merry-go-round.
         core_affinity::set_for_current(core);
     }
-    let sys = system::System::probe(args.pin);
     let sizing = peers::sizing(
         args.items,
         args.load,
@@ -125,7 +127,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
             ops: args.ops,
             samples: args.samples as usize,
             threads: args.threads.clone(),
-            pin: args.pin,
+            cores: if args.pin { cores.clone() } else { Vec::new() },
             seed: args.seed,
         };
         for mix in args.mixes() {
@@ -168,6 +170,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
                 sys.target_features.join(" ")
             ),
             format!("median of {} samples", args.samples),
+            "A peer missing from a panel cannot run that workload (n/a in the tables).".into(),
         ];
         let input = plot::Input {
             peers: &names,
@@ -221,7 +224,7 @@ fn progress(units: u64, what: &str) -> ProgressBar {
 fn print_reference(cfg: &reference::Config, rows: &[reference::Row]) {
     println!(
         "== Reference (the cuckoo filter paper's bulk-insert-and-query): insert {} keys into an \
-         empty filter, then {} lookups per positive rate; single thread; median of {} ==",
+         empty filter, then {} lookups per positive rate; single thread; median of {} rounds ==",
         thousands(cfg.items),
         thousands(cfg.lookups),
         cfg.samples
@@ -275,7 +278,7 @@ fn print_reference(cfg: &reference::Config, rows: &[reference::Row]) {
 
 fn print_mixed(cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
     println!(
-        "== Mixed workload {}% reads/inserts/removes, {}% of reads present, prefill {}% of items, \
+        "== Mixed workload {} (% reads/inserts/removes), {}% of reads present, prefill {}% of items, \
          {} ops per sample over all threads; median of {} ==",
         mix.label(),
         mix.read_hits,
@@ -292,8 +295,12 @@ fn print_mixed(cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
     }
     header.extend(["FN", "FPR", "insert fails"].map(String::from));
     let mut t = Table::new(header);
-    let mut names: Vec<&str> = rows.iter().map(|r| r.peer).collect();
-    names.dedup();
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        if !names.contains(&r.peer) {
+            names.push(r.peer);
+        }
+    }
     for name in names {
         let mine: Vec<&mixed::Row> = rows.iter().filter(|r| r.peer == name).collect();
         let at = |n: usize| mine.iter().find(|r| r.threads == n);

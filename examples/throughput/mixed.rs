@@ -5,7 +5,6 @@
 //! every lookup's right answer is known even while other threads write: false negatives are
 //! counted exactly and false positives measured on keys nobody inserted.
 
-use std::collections::HashSet;
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -14,6 +13,7 @@ use serde::Serialize;
 
 use crate::keys::{KeySpace, Mix, Op, ThreadPlan, thread_plan};
 use crate::peers::{Concurrent, Filter, PeerDef, Sizing, Tally};
+use crate::reference::failures;
 use crate::report::median;
 
 pub struct Config {
@@ -22,7 +22,8 @@ pub struct Config {
     pub ops: usize,
     pub samples: usize,
     pub threads: Vec<usize>,
-    pub pin: bool,
+    /// Thread `t` is pinned to `cores[t % len]`; empty: no pinning.
+    pub cores: Vec<core_affinity::CoreId>,
     pub seed: u64,
 }
 
@@ -74,7 +75,6 @@ pub fn run(
     bar: &ProgressBar,
 ) -> Vec<Row> {
     let space = KeySpace::new(cfg.seed);
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
     let prefill = cfg.items * cfg.prefill_percent as usize / 100;
     let mut rows = Vec::new();
     for &threads in &cfg.threads {
@@ -113,7 +113,7 @@ pub fn run(
             for s in subjects.iter_mut().filter(|s| s.not_applicable.is_none()) {
                 let ops: Vec<&[Op]> = plans.iter().map(|p| &p.samples[sample][..]).collect();
                 let (secs, tally) = match s.filter.concurrent() {
-                    Some(shared) => run_shared(shared, &ops, &cores, cfg.pin),
+                    Some(shared) => run_shared(shared, &ops, &cfg.cores),
                     // Single-threaded filters only run with one thread (see `not_applicable`).
                     None => run_exclusive(s.filter.as_mut(), ops[0]),
                 };
@@ -124,14 +124,7 @@ pub fn run(
         }
 
         rows.extend(subjects.into_iter().map(|s| {
-            let failed: HashSet<u64> = s.tally.insert_failed.iter().copied().collect();
-            let lost: HashSet<u64> = s
-                .tally
-                .missed
-                .iter()
-                .copied()
-                .filter(|k| !failed.contains(k))
-                .collect();
+            let (insert_failed, false_negatives) = failures(&s.tally);
             Row {
                 mix,
                 peer: s.def.name,
@@ -139,10 +132,10 @@ pub fn run(
                 not_applicable: s.not_applicable,
                 ops_per_sec: (!s.samples.is_empty()).then(|| median(&s.samples)),
                 samples: s.samples,
-                false_negatives: lost.len(),
+                false_negatives,
                 false_positives: s.tally.false_pos,
                 negative_lookups: s.tally.negatives,
-                insert_failed: failed.len(),
+                insert_failed,
                 remove_missed: s.tally.remove_missed,
             }
         }));
@@ -157,7 +150,6 @@ fn run_shared(
     filter: &dyn Concurrent,
     ops: &[&[Op]],
     cores: &[core_affinity::CoreId],
-    pin: bool,
 ) -> (f64, Tally) {
     let barrier = Barrier::new(ops.len());
     let results: Vec<(Instant, Instant, Tally)> = std::thread::scope(|scope| {
@@ -167,7 +159,7 @@ fn run_shared(
             .map(|(t, &ops)| {
                 let barrier = &barrier;
                 scope.spawn(move || {
-                    if pin && !cores.is_empty() {
+                    if !cores.is_empty() {
                         core_affinity::set_for_current(cores[t % cores.len()]);
                     }
                     let mut tally = Tally::default();

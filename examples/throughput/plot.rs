@@ -79,7 +79,7 @@ pub fn draw(path: &Path, input: &Input) -> Res {
     )?;
     panel(
         &panels[1],
-        "Inserts during fill (per 5% segment)",
+        "Inserts during fill (per segment ending here)",
         x_load,
         &by_peer(&|c| c.inserts_per_sec),
         false,
@@ -134,13 +134,27 @@ fn panel(
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
-    let x_fmt = |x: &f64| format!("{x:.0}");
+        .build_cartesian_2d(x0..x1, (y0..y1).log_scale().base(2.0))?;
+    // Thread counts are whole: leave in-between ticks unlabelled.
+    let x_fmt = |x: &f64| {
+        if !integer_x || (x - x.round()).abs() < 1e-6 {
+            format!("{x:.0}")
+        } else {
+            String::new()
+        }
+    };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_desc)
         .y_desc("throughput (million ops/s, log scale)")
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|y| crate::report::sig3(*y))
+        .y_label_formatter(&|y| {
+            if *y >= 10.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y}")
+            }
+        })
+        .y_labels(12)
         .axis_desc_style(("sans-serif", 15))
         .label_style(("sans-serif", 13));
     if integer_x {

@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::keys::{self, KeySpace, Probe, Region};
-use crate::peers::{Filter, PeerDef, Sizing, Tally};
+use crate::peers::{PeerDef, Sizing, Tally};
 use crate::report::median;
 
 /// The paper's positive rates.
@@ -38,13 +38,14 @@ pub struct Row {
     pub adds_per_sec: Option<f64>,
     /// For a static filter: keys per second of its one-shot build, in place of adds.
     pub build_per_sec: Option<f64>,
-    /// Lookups per second at each of [`RATES`] (median over samples).
+    /// Lookups per second at each of [`RATES`] (median over rounds).
     pub finds_per_sec: [f64; 5],
     /// Measured false-positive rate on `fpr_keys` never-inserted keys.
     pub fpr: f64,
     pub bits_per_item: f64,
+    /// Inserts refused (the most in any round).
     pub insert_failed: usize,
-    /// Keys inserted without error and later reported absent (must be 0).
+    /// Keys inserted without error and later reported absent, in the worst round (must be 0).
     pub false_negatives: usize,
 }
 
@@ -72,13 +73,16 @@ pub struct CurvePoint {
     pub lookups_per_sec: f64,
 }
 
+/// A peer's measurements, kept across rounds.
 struct Subject {
     def: &'static PeerDef,
-    filter: Box<dyn Filter>,
-    fill_secs: f64,
-    build_secs: Option<f64>,
+    adds: Vec<f64>,
+    builds: Vec<f64>,
     finds: [Vec<f64>; 5],
-    tally: Tally,
+    /// Per curve point: (inserts/s, lookups/s) of each round.
+    curve: Vec<Vec<(f64, f64)>>,
+    insert_failed: usize,
+    false_negatives: usize,
 }
 
 pub fn run(
@@ -112,80 +116,105 @@ pub fn run(
         .iter()
         .map(|def| Subject {
             def,
-            filter: (def.build)(sizing),
-            fill_secs: 0.0,
-            build_secs: None,
+            adds: Vec::new(),
+            builds: Vec::new(),
             finds: Default::default(),
-            tally: Tally::default(),
+            curve: vec![Vec::new(); cfg.segments],
+            insert_failed: 0,
+            false_negatives: 0,
         })
         .collect();
 
-    // Fill, segment by segment; peers take turns so slow drift in the machine hits all alike.
-    let mut curve = Vec::new();
-    for (k, seg) in bounds.windows(2).enumerate() {
-        let load = sizing.load * seg[1] as f64 / cfg.items as f64;
-        let mut insert_secs = vec![f64::NAN; subjects.len()];
-        for (s, secs) in subjects.iter_mut().zip(&mut insert_secs) {
-            if s.filter.caps().insert {
-                let t = Instant::now();
-                s.filter.insert_all(&keys[seg[0]..seg[1]], &mut s.tally);
-                *secs = t.elapsed().as_secs_f64();
-                s.fill_secs += *secs;
+    // Each round fills fresh filters (a fill cannot be repeated on a full filter). Within a
+    // round the peers take turns segment by segment, so slow drift of a shared machine hits
+    // them all alike; the medians over rounds drop the outliers.
+    let mut filters = Vec::new();
+    for _round in 0..cfg.samples {
+        filters = peers.iter().map(|def| (def.build)(sizing)).collect();
+        let mut tallies: Vec<Tally> = peers.iter().map(|_| Tally::default()).collect();
+        let mut fill_secs = vec![0.0; peers.len()];
+        for (k, seg) in bounds.windows(2).enumerate() {
+            let mut insert_secs = vec![f64::NAN; peers.len()];
+            for (i, f) in filters.iter_mut().enumerate() {
+                if f.caps().insert {
+                    let t = Instant::now();
+                    f.insert_all(&keys[seg[0]..seg[1]], &mut tallies[i]);
+                    insert_secs[i] = t.elapsed().as_secs_f64();
+                    fill_secs[i] += insert_secs[i];
+                }
+                bar.inc(1);
             }
-            bar.inc(1);
-        }
-        for (s, &ins) in subjects.iter_mut().zip(&insert_secs) {
-            if s.filter.caps().insert {
-                let t = Instant::now();
-                s.filter.probe_all(&curve_probes[k], &mut s.tally);
-                let secs = t.elapsed().as_secs_f64();
-                curve.push(CurvePoint {
-                    peer: s.def.name,
-                    load,
-                    inserts_per_sec: (seg[1] - seg[0]) as f64 / ins,
-                    lookups_per_sec: curve_probes[k].len() as f64 / secs,
-                });
-            }
-            bar.inc(1);
-        }
-    }
-    // Static filters are built once from every key: that is their "fill".
-    for s in subjects.iter_mut().filter(|s| !s.filter.caps().insert) {
-        let t = Instant::now();
-        let ok = s.filter.build(&keys);
-        s.build_secs = Some(t.elapsed().as_secs_f64());
-        if !ok {
-            s.tally.insert_failed.extend_from_slice(&keys);
-        }
-    }
-
-    // Lookups at the five positive rates, `samples` times, peers taking turns.
-    for sample in 0..cfg.samples {
-        for (r, probes) in rate_probes.iter().enumerate() {
-            for s in subjects.iter_mut() {
-                // Counts come from the first sample; later samples repeat the same lookups.
-                let mut scratch = Tally::default();
-                let tally = if sample == 0 { &mut s.tally } else { &mut scratch };
-                let t = Instant::now();
-                s.filter.probe_all(probes, tally);
-                s.finds[r].push(probes.len() as f64 / t.elapsed().as_secs_f64());
+            for (i, f) in filters.iter().enumerate() {
+                if f.caps().insert {
+                    let t = Instant::now();
+                    f.probe_all(&curve_probes[k], &mut tallies[i]);
+                    let secs = t.elapsed().as_secs_f64();
+                    subjects[i].curve[k].push((
+                        (seg[1] - seg[0]) as f64 / insert_secs[i],
+                        curve_probes[k].len() as f64 / secs,
+                    ));
+                }
                 bar.inc(1);
             }
         }
-    }
-
-    // Untimed correctness passes: every inserted key must still be found, and ε is measured
-    // on a large set of keys no filter has seen.
-    let rows = subjects
-        .into_iter()
-        .map(|mut s| {
+        for (i, f) in filters.iter_mut().enumerate() {
+            if f.caps().insert {
+                subjects[i].adds.push(cfg.items as f64 / fill_secs[i]);
+            } else {
+                // A static filter is built once from every key: that is its "fill".
+                let t = Instant::now();
+                let ok = f.build(&keys);
+                subjects[i].builds.push(cfg.items as f64 / t.elapsed().as_secs_f64());
+                if !ok {
+                    tallies[i].insert_failed.extend_from_slice(&keys);
+                }
+            }
+        }
+        // Lookups at the five positive rates, peers taking turns.
+        for (r, probes) in rate_probes.iter().enumerate() {
+            for (i, f) in filters.iter().enumerate() {
+                let t = Instant::now();
+                f.probe_all(probes, &mut tallies[i]);
+                subjects[i].finds[r].push(probes.len() as f64 / t.elapsed().as_secs_f64());
+                bar.inc(1);
+            }
+        }
+        // Untimed: every key inserted without error must still be found.
+        for (i, f) in filters.iter().enumerate() {
             for chunk in keys.chunks(CHUNK) {
                 let probes: Vec<Probe> = chunk
                     .iter()
                     .map(|&key| Probe { key, present: true })
                     .collect();
-                s.filter.probe_all(&probes, &mut s.tally);
+                f.probe_all(&probes, &mut tallies[i]);
             }
+        }
+        for (s, tally) in subjects.iter_mut().zip(&tallies) {
+            let (failed, lost) = failures(tally);
+            s.insert_failed = s.insert_failed.max(failed);
+            s.false_negatives = s.false_negatives.max(lost);
+        }
+    }
+
+    let mut curve = Vec::new();
+    let rows = subjects
+        .into_iter()
+        .zip(&filters)
+        .map(|(s, f)| {
+            for (k, points) in s.curve.iter().enumerate() {
+                if points.is_empty() {
+                    continue;
+                }
+                let ins: Vec<f64> = points.iter().map(|p| p.0).collect();
+                let look: Vec<f64> = points.iter().map(|p| p.1).collect();
+                curve.push(CurvePoint {
+                    peer: s.def.name,
+                    load: sizing.load * bounds[k + 1] as f64 / cfg.items as f64,
+                    inserts_per_sec: median(&ins),
+                    lookups_per_sec: median(&look),
+                });
+            }
+            // ε on a large set of keys no filter has seen (last round's filters).
             let mut fpr = Tally::default();
             for start in (0..cfg.fpr_keys).step_by(CHUNK) {
                 let probes: Vec<Probe> = (start..(start + CHUNK).min(cfg.fpr_keys))
@@ -194,37 +223,38 @@ pub fn run(
                         present: false,
                     })
                     .collect();
-                s.filter.probe_all(&probes, &mut fpr);
+                f.probe_all(&probes, &mut fpr);
             }
             bar.inc(1);
-            let failed: HashSet<u64> = s.tally.insert_failed.iter().copied().collect();
-            let lost: HashSet<u64> = s
-                .tally
-                .missed
-                .iter()
-                .copied()
-                .filter(|k| !failed.contains(k))
-                .collect();
-            let held = cfg.items - failed.len();
+            let held = cfg.items - s.insert_failed;
             Row {
                 peer: s.def.name,
-                adds_per_sec: s
-                    .build_secs
-                    .is_none()
-                    .then(|| cfg.items as f64 / s.fill_secs),
-                build_per_sec: s.build_secs.map(|t| cfg.items as f64 / t),
+                adds_per_sec: (!s.adds.is_empty()).then(|| median(&s.adds)),
+                build_per_sec: (!s.builds.is_empty()).then(|| median(&s.builds)),
                 finds_per_sec: std::array::from_fn(|r| median(&s.finds[r])),
                 fpr: fpr.false_pos as f64 / fpr.negatives.max(1) as f64,
-                bits_per_item: 8.0 * s.filter.memory_bytes() as f64 / held.max(1) as f64,
-                insert_failed: failed.len(),
-                false_negatives: lost.len(),
+                bits_per_item: 8.0 * f.memory_bytes() as f64 / held.max(1) as f64,
+                insert_failed: s.insert_failed,
+                false_negatives: s.false_negatives,
             }
         })
         .collect();
     (rows, curve)
 }
 
+/// (keys whose insert failed, distinct keys inserted without error that a lookup missed).
+pub fn failures(tally: &Tally) -> (usize, usize) {
+    let failed: HashSet<u64> = tally.insert_failed.iter().copied().collect();
+    let lost: HashSet<u64> = tally
+        .missed
+        .iter()
+        .copied()
+        .filter(|k| !failed.contains(k))
+        .collect();
+    (failed.len(), lost.len())
+}
+
 /// Progress units [`run`] reports, for sizing the bar.
 pub fn work_units(cfg: &Config, peers: usize) -> u64 {
-    (peers * (2 * cfg.segments + cfg.samples * RATES.len() + 1)) as u64
+    (peers * (cfg.samples * (2 * cfg.segments + RATES.len()) + 1)) as u64
 }
