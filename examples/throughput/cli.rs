@@ -109,6 +109,10 @@ pub struct Args {
     #[arg(long)]
     pub json: Option<PathBuf>,
 
+    /// Also write the report's tables as GitHub Markdown to this file (for the README).
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+
     /// Also draw throughput vs load factor and vs threads to this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,

@@ -28,7 +28,7 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::peers::{CATALOG, PeerDef, Sizing};
-use crate::report::{JsonSink, Table, mops, na, percent, sig3};
+use crate::report::{Doc, JsonSink, Table, mops, na, percent, sig3};
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();
@@ -76,26 +76,13 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
     json.write("system", &sys)?;
     json.write("sizing", &SizingRecord::from(&sizing))?;
 
+    let mut doc = Doc::default();
     println!("concurrent-cuckoo-filter throughput benchmark\n");
-    print!("{}", sys.describe(&args.threads));
-    println!(
-        "Sizing:   {} items; ours {}-bit × {} slots sized to load {} (FPR bound {}, {:.2} bits/item)",
-        thousands(args.items),
-        args.fingerprint,
-        args.slots,
-        args.load,
-        percent(sizing.target_fpr),
-        sizing.bits_per_item,
-    );
-    println!("Peers:");
-    for p in peers {
-        println!("  {:<20} {}", p.name, p.about);
-    }
+    doc.preformatted(&header(args, &sys, &sizing, peers));
     println!();
 
     let mut ok = true;
-    let mut ref_rows = Vec::new();
-    let mut curve = Vec::new();
+    let (mut ref_rows, mut curve) = (Vec::new(), Vec::new());
     if args.run_reference() {
         let cfg = reference::Config {
             items: args.items,
@@ -109,7 +96,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
         let bar = progress(reference::work_units(&cfg, peers.len()), "reference");
         (ref_rows, curve) = reference::run(&cfg, &sizing, peers, &bar);
         bar.finish_and_clear();
-        print_reference(&cfg, &ref_rows);
+        print_reference(&mut doc, &cfg, &ref_rows);
         ok &= ref_rows[0].false_negatives == 0;
         for r in &ref_rows {
             json.write("reference", r)?;
@@ -127,14 +114,14 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
             ops: args.ops,
             samples: args.samples as usize,
             threads: args.threads.clone(),
-            cores: if args.pin { cores.clone() } else { Vec::new() },
+            cores: if args.pin { cores } else { Vec::new() },
             seed: args.seed,
         };
         for mix in args.mixes() {
             let bar = progress(mixed::work_units(&cfg, peers.len()), &mix.label());
             let rows = mixed::run(&cfg, mix, &sizing, peers, &bar);
             bar.finish_and_clear();
-            print_mixed(&cfg, &mix, &rows);
+            print_mixed(&mut doc, &cfg, &mix, &rows);
             ok &= rows
                 .iter()
                 .filter(|r| r.peer == peers[0].name)
@@ -146,44 +133,25 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
         }
     }
 
-    print_headline(peers, &ref_rows, &mixed_runs);
-
+    print_headline(&mut doc, peers, &ref_rows, &mixed_runs);
+    json.finish()?;
+    if let Some(path) = &args.json {
+        println!("JSON lines written to {}", path.display());
+    }
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, doc.markdown())?;
+        println!("Markdown written to {}", path.display());
+    }
     if let Some(path) = &args.plot {
         let names: Vec<&'static str> = peers.iter().map(|p| p.name).collect();
-        let notes = vec![
-            format!("CPU: {} ({} cores)", sys.cpu, sys.cores),
-            format!(
-                "{} items; ours {}-bit × {} slots at load {}; pinned: {}",
-                thousands(args.items),
-                args.fingerprint,
-                args.slots,
-                args.load,
-                if args.pin { "yes" } else { "no" }
-            ),
-            format!(
-                "RUSTFLAGS={}; {}",
-                if sys.rustflags.is_empty() {
-                    "(none)"
-                } else {
-                    &sys.rustflags
-                },
-                sys.target_features.join(" ")
-            ),
-            format!("median of {} samples", args.samples),
-            "A peer missing from a panel cannot run that workload (n/a in the tables).".into(),
-        ];
         let input = plot::Input {
             peers: &names,
             curve: &curve,
             mixed: &mixed_runs,
-            notes: &notes,
+            notes: &plot_notes(args, &sys),
         };
         plot::draw(path, &input)?;
         println!("Plot written to {}", path.display());
-    }
-    json.finish()?;
-    if let Some(path) = &args.json {
-        println!("JSON lines written to {}", path.display());
     }
     if !ok {
         println!("FAILED: our filter reported a false negative (see the FN columns).");
@@ -192,13 +160,66 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
     Ok(ok)
 }
 
+/// What was measured on what: machine, build, sizes, and how each peer was configured.
+fn header(
+    args: &cli::Args,
+    sys: &system::System,
+    sizing: &Sizing,
+    peers: &[&'static PeerDef],
+) -> String {
+    let mixed_threads = args.run_mixed().then_some(&args.threads[..]);
+    let mut s = sys.describe(mixed_threads);
+    s.push_str(&format!(
+        "Sizing:   {} items; ours {}-bit × {} slots sized to load {} \
+         (FPR bound {}, {:.2} bits/item)\n",
+        thousands(args.items),
+        args.fingerprint,
+        args.slots,
+        args.load,
+        percent(sizing.target_fpr),
+        sizing.bits_per_item,
+    ));
+    s.push_str("Peers:\n");
+    for p in peers {
+        s.push_str(&format!("  {:<20} {}\n", p.name, p.about));
+    }
+    s
+}
+
+/// The context printed beside the plot's legend, so a picture shared alone still says what
+/// it measured.
+fn plot_notes(args: &cli::Args, sys: &system::System) -> Vec<String> {
+    let flags = if sys.rustflags.is_empty() {
+        "(none)"
+    } else {
+        &sys.rustflags
+    };
+    vec![
+        format!("CPU: {} ({} cores)", sys.cpu, sys.cores),
+        format!(
+            "{} items; ours {}-bit × {} slots at load {}; pinned: {}",
+            thousands(args.items),
+            args.fingerprint,
+            args.slots,
+            args.load,
+            if args.pin { "yes" } else { "no" }
+        ),
+        format!("RUSTFLAGS={flags}; {}", sys.target_features.join(" ")),
+        format!("median of {} samples", args.samples),
+        "A peer missing from a panel cannot run that workload (n/a in the tables).".into(),
+    ]
+}
+
 /// `ours` first (ratios are against it), then the requested peers in catalog order.
 fn select_peers(names: &[String]) -> Result<Vec<&'static PeerDef>, String> {
     let all = names.iter().any(|n| n == "all");
     for n in names {
         if n != "all" && !CATALOG.iter().any(|p| p.name == n) {
             let known: Vec<&str> = CATALOG.iter().map(|p| p.name).collect();
-            return Err(format!("unknown peer {n:?}; known: all, {}", known.join(", ")));
+            return Err(format!(
+                "unknown peer {n:?}; known: all, {}",
+                known.join(", ")
+            ));
         }
     }
     Ok(CATALOG
@@ -221,14 +242,14 @@ fn progress(units: u64, what: &str) -> ProgressBar {
     bar
 }
 
-fn print_reference(cfg: &reference::Config, rows: &[reference::Row]) {
-    println!(
-        "== Reference (the cuckoo filter paper's bulk-insert-and-query): insert {} keys into an \
-         empty filter, then {} lookups per positive rate; single thread; median of {} rounds ==",
+fn print_reference(doc: &mut Doc, cfg: &reference::Config, rows: &[reference::Row]) {
+    doc.heading(&format!(
+        "Reference (the cuckoo filter paper's bulk-insert-and-query): insert {} keys into an \
+         empty filter, then {} lookups per positive rate; single thread; median of {} rounds",
         thousands(cfg.items),
         thousands(cfg.lookups),
         cfg.samples
-    );
+    ));
     let mut t = Table::new([
         "peer",
         "adds Mops/s",
@@ -256,7 +277,11 @@ fn print_reference(cfg: &reference::Config, rows: &[reference::Row]) {
         cells.extend([
             percent(r.fpr),
             sig3(r.bits_per_item),
-            if optimal.is_finite() { sig3(optimal) } else { "-".into() },
+            if optimal.is_finite() {
+                sig3(optimal)
+            } else {
+                "-".into()
+            },
             if optimal.is_finite() {
                 format!("{:.1}%", r.wasted_percent())
             } else {
@@ -267,25 +292,25 @@ fn print_reference(cfg: &reference::Config, rows: &[reference::Row]) {
         ]);
         t.row(cells);
     }
-    print!("{}", t.render());
-    println!(
+    doc.table(&t);
+    doc.note(&format!(
         "ε: measured on {} never-inserted keys. optimal = log2(1/ε), the bits/item of an ideal \
          filter with that ε; wasted = bits/item ÷ optimal − 1. FN: keys inserted without error \
-         that a lookup later missed.\n",
+         that a lookup later missed.",
         thousands(cfg.fpr_keys)
-    );
+    ));
 }
 
-fn print_mixed(cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
-    println!(
-        "== Mixed workload {} (% reads/inserts/removes), {}% of reads present, prefill {}% of items, \
-         {} ops per sample over all threads; median of {} ==",
+fn print_mixed(doc: &mut Doc, cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
+    doc.heading(&format!(
+        "Mixed workload {} (% reads/inserts/removes), {}% of reads present, prefill {}% of items, \
+         {} ops per sample over all threads; median of {}",
         mix.label(),
         mix.read_hits,
         cfg.prefill_percent,
         thousands(cfg.ops),
         cfg.samples
-    );
+    ));
     let threads = &cfg.threads;
     let mut header: Vec<String> = threads.iter().map(|t| format!("{t}T Mops/s")).collect();
     header.insert(0, "peer".into());
@@ -314,7 +339,10 @@ fn print_mixed(cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
             None => "-".into(),
         }));
         if threads.len() > 1 {
-            let ratio = match (at(lo).and_then(|r| r.ops_per_sec), at(hi).and_then(|r| r.ops_per_sec)) {
+            let ratio = match (
+                at(lo).and_then(|r| r.ops_per_sec),
+                at(hi).and_then(|r| r.ops_per_sec),
+            ) {
                 (Some(a), Some(b)) => format!("{:.2}", b / a),
                 _ => "n/a".into(),
             };
@@ -336,15 +364,16 @@ fn print_mixed(cfg: &mixed::Config, mix: &keys::Mix, rows: &[mixed::Row]) {
         }
         t.row(cells);
     }
-    print!("{}", t.render());
-    println!(
+    doc.table(&t);
+    doc.note(
         "Aggregate throughput: all threads' operations ÷ (last finish − first start). FN and FPR \
-         are summed over all thread counts and samples.\n"
+         are summed over all thread counts and samples.",
     );
 }
 
 /// Ours ÷ peer for the figures people quote: > 1 means ours is faster.
 fn print_headline(
+    doc: &mut Doc,
     peers: &[&'static PeerDef],
     reference: &[reference::Row],
     mixed: &[(String, Vec<mixed::Row>)],
@@ -369,7 +398,7 @@ fn print_headline(
             columns.push((rows, t));
         }
     }
-    println!("== Headline: ours ÷ peer (> 1: ours is faster; medians from the tables above) ==");
+    doc.heading("Headline: ours ÷ peer (> 1: ours is faster; medians from the tables above)");
     let mut t = Table::new(header);
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
@@ -396,7 +425,7 @@ fn print_headline(
         }
         t.row(cells);
     }
-    print!("{}", t.render());
+    doc.table(&t);
     println!();
 }
 
@@ -405,7 +434,7 @@ fn thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

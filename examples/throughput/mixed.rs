@@ -175,8 +175,16 @@ fn run_shared(
             .map(|h| h.join().expect("a benchmark thread panicked"))
             .collect()
     });
-    let start = results.iter().map(|r| r.0).min().expect("at least one thread");
-    let end = results.iter().map(|r| r.1).max().expect("at least one thread");
+    let start = results
+        .iter()
+        .map(|r| r.0)
+        .min()
+        .expect("at least one thread");
+    let end = results
+        .iter()
+        .map(|r| r.1)
+        .max()
+        .expect("at least one thread");
     let mut tally = Tally::default();
     for (_, _, t) in results {
         tally.merge(t);

@@ -176,7 +176,11 @@ fn panel(
 fn legend(area: &DrawingArea<SVGBackend, Shift>, input: &Input) -> Res {
     let text = ("sans-serif", 16).into_font();
     let small = ("sans-serif", 12).into_font();
-    area.draw(&Text::new("Peers", (10, 30), ("sans-serif", 20).into_font()))?;
+    area.draw(&Text::new(
+        "Peers",
+        (10, 30),
+        ("sans-serif", 20).into_font(),
+    ))?;
     for (i, name) in input.peers.iter().enumerate() {
         let y = 60 + 26 * i as i32;
         area.draw(&PathElement::new(vec![(10, y), (50, y)], style(i)))?;

@@ -164,7 +164,9 @@ pub fn run(
                 // A static filter is built once from every key: that is its "fill".
                 let t = Instant::now();
                 let ok = f.build(&keys);
-                subjects[i].builds.push(cfg.items as f64 / t.elapsed().as_secs_f64());
+                subjects[i]
+                    .builds
+                    .push(cfg.items as f64 / t.elapsed().as_secs_f64());
                 if !ok {
                     tallies[i].insert_failed.extend_from_slice(&keys);
                 }

@@ -24,6 +24,20 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// GitHub Markdown: first column left-aligned, the rest right-aligned.
+    pub fn render_markdown(&self) -> String {
+        let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+        let mut out = line(&self.header);
+        let rule: Vec<String> = (0..self.header.len())
+            .map(|i| if i == 0 { ":--".into() } else { "--:".into() })
+            .collect();
+        out.push_str(&line(&rule));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+
     pub fn render(&self) -> String {
         let cols = self.header.len();
         let mut width = vec![0; cols];
@@ -54,6 +68,43 @@ impl Table {
             out.push_str(&line(r));
         }
         out
+    }
+}
+
+/// The report: printed to stdout as it is produced, and kept as Markdown for `--markdown`
+/// (the README's tables are pasted from that file, never typed by hand).
+#[derive(Default)]
+pub struct Doc {
+    markdown: String,
+}
+
+impl Doc {
+    /// A section title.
+    pub fn heading(&mut self, title: &str) {
+        println!("== {title} ==");
+        self.markdown.push_str(&format!("#### {title}\n\n"));
+    }
+
+    /// Lines whose layout matters (the machine description): verbatim in both.
+    pub fn preformatted(&mut self, text: &str) {
+        print!("{text}");
+        self.markdown.push_str(&format!("```text\n{text}```\n\n"));
+    }
+
+    pub fn table(&mut self, table: &Table) {
+        print!("{}", table.render());
+        self.markdown.push_str(&table.render_markdown());
+        self.markdown.push('\n');
+    }
+
+    /// A paragraph under a table (definitions, caveats).
+    pub fn note(&mut self, text: &str) {
+        println!("{text}\n");
+        self.markdown.push_str(&format!("{text}\n\n"));
+    }
+
+    pub fn markdown(&self) -> &str {
+        &self.markdown
     }
 }
 

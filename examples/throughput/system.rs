@@ -39,7 +39,10 @@ impl System {
             .lines()
             .find_map(|l| l.strip_prefix("model name"))
             .and_then(|l| l.split_once(':'))
-            .map_or_else(|| std::env::consts::ARCH.to_string(), |(_, m)| m.trim().to_string());
+            .map_or_else(
+                || std::env::consts::ARCH.to_string(),
+                |(_, m)| m.trim().to_string(),
+            );
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .map_or_else(|_| "unknown".into(), |s| s.trim().to_string());
         Self {
@@ -55,14 +58,17 @@ impl System {
     }
 
     /// The header printed above every report.
-    pub fn describe(&self, threads: &[usize]) -> String {
+    /// `mixed_threads`: the thread counts of the mixed runs, if they run.
+    pub fn describe(&self, mixed_threads: Option<&[usize]>) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "CPU:      {} ({} cores available)", self.cpu, self.cores);
-        let threads: Vec<String> = threads.iter().map(ToString::to_string).collect();
+        let mixed = mixed_threads.map_or_else(String::new, |t| {
+            let t: Vec<String> = t.iter().map(ToString::to_string).collect();
+            format!("; mixed runs on {}", t.join(", "))
+        });
         let _ = writeln!(
             s,
-            "Threads:  reference runs on 1; mixed runs on {}; pinned to cores: {}",
-            threads.join(", "),
+            "Threads:  reference runs on 1{mixed}; pinned to cores: {}",
             if self.pinned { "yes" } else { "no" }
         );
         let flags = if self.rustflags.is_empty() {
@@ -100,7 +106,10 @@ fn target_features() -> Vec<&'static str> {
         ("avx512bw", cfg!(target_feature = "avx512bw")),
         ("neon", cfg!(target_feature = "neon")),
     ];
-    all.into_iter().filter(|(_, on)| *on).map(|(n, _)| n).collect()
+    all.into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// Reads the versions the build resolved from Cargo.lock next to Cargo.toml (not hard-coded,
