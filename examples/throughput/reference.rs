@@ -130,6 +130,8 @@ pub fn run(
     // them all alike; the medians over rounds drop the outliers.
     let mut filters = Vec::new();
     for _round in 0..cfg.samples {
+        // Free the last round's filters first: at 64 M items two sets would double the RSS.
+        filters.clear();
         filters = peers.iter().map(|def| (def.build)(sizing)).collect();
         let mut tallies: Vec<Tally> = peers.iter().map(|_| Tally::default()).collect();
         let mut fill_secs = vec![0.0; peers.len()];

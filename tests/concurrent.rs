@@ -1,0 +1,195 @@
+//! Guarantee 1 under concurrency: while writers kick at more than 90% load, readers
+//! never miss a key whose insert completed before their read; `insert_unique` racing on
+//! the same keys inserts each once.
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use concurrent_cuckoo_filter::{CuckooFilter, InsertError};
+
+/// `CuckooFilter` is shared by reference between threads.
+#[test]
+fn filter_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<CuckooFilter>();
+    assert_send_sync::<CuckooFilter<u8, 8>>();
+    assert_send_sync::<CuckooFilter<u32, 4>>();
+}
+
+/// Stable keys are inserted and never removed: readers check them. Churn keys are
+/// inserted and removed again to hold the load above 90%, so nearly every churn insert
+/// needs a kick that moves stable keys between their buckets under the readers.
+#[test]
+fn readers_never_miss_completed_inserts_while_writers_kick() {
+    const WRITERS: usize = 2;
+    const READERS: usize = 2;
+    const BUCKETS: usize = 4_096; // 16,384 slots
+    const PREFILL: usize = 14_000; // 85%
+    const STABLE_PER_WRITER: usize = 400; // +5% during the run
+    const CHURN_WINDOW: usize = 350; // churn keys alive per writer: +4%
+    const CHURN_INSERTS: usize = 60_000;
+
+    // Small stripe count: more pairs share stripes, so more reader/mover overlaps.
+    let filter = CuckooFilter::builder()
+        .buckets(BUCKETS)
+        .stripes(16)
+        .build()
+        .unwrap();
+    let stable_key = |writer: usize, i: usize| (writer as u64) << 32 | i as u64;
+    let churn_key = |writer: usize, i: usize| 1u64 << 63 | (writer as u64) << 32 | i as u64;
+    for i in 0..PREFILL {
+        filter.insert(&stable_key(WRITERS, i)).unwrap();
+    }
+
+    // published[w] = n: writer w's stable inserts 0..n have returned Ok.
+    let published: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
+    let done = AtomicBool::new(false);
+    let kicked_at_high_load = AtomicUsize::new(0);
+    let checks = AtomicUsize::new(0);
+    let start = Barrier::new(WRITERS + READERS);
+
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            let (filter, published, start) = (&filter, &published, &start);
+            let kicked = &kicked_at_high_load;
+            s.spawn(move || {
+                start.wait();
+                let mut live = std::collections::VecDeque::new();
+                let mut stable = 0;
+                for i in 0..CHURN_INSERTS {
+                    if stable < STABLE_PER_WRITER && i % 100 == 0 {
+                        filter.insert(&stable_key(w, stable)).unwrap();
+                        stable += 1;
+                        published[w].store(stable, Ordering::Release);
+                    }
+                    if filter.load_factor() > 0.9 {
+                        kicked.fetch_add(1, Ordering::Relaxed);
+                    }
+                    match filter.insert(&churn_key(w, i)) {
+                        Ok(()) => live.push_back(i),
+                        Err(InsertError::Full) => {}
+                        Err(e) => panic!("unexpected {e}"),
+                    }
+                    if live.len() > CHURN_WINDOW {
+                        let old = live.pop_front().unwrap();
+                        assert!(filter.remove(&churn_key(w, old)), "churn key {old} lost");
+                    }
+                }
+            });
+        }
+        for r in 0..READERS {
+            let (filter, published, start, done) = (&filter, &published, &start, &done);
+            let checks = &checks;
+            s.spawn(move || {
+                start.wait();
+                let mut rng = fastrand::Rng::with_seed(r as u64);
+                while !done.load(Ordering::Relaxed) {
+                    // Prefilled keys, or a writer's stable key published before this read.
+                    let w = rng.usize(0..=WRITERS);
+                    let bound = if w == WRITERS {
+                        PREFILL
+                    } else {
+                        published[w].load(Ordering::Acquire)
+                    };
+                    if bound == 0 {
+                        continue;
+                    }
+                    let key = stable_key(w, rng.usize(0..bound));
+                    assert!(filter.contains(&key), "false negative: writer {w} key {key:#x}");
+                    assert!(filter.count(&key) >= 1, "undercount: writer {w} key {key:#x}");
+                    checks.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        // Readers stop once both writers are done.
+        s.spawn(|| {
+            while published
+                .iter()
+                .any(|p| p.load(Ordering::Acquire) < STABLE_PER_WRITER)
+            {
+                std::thread::yield_now();
+            }
+        })
+        .join()
+        .unwrap();
+        done.store(true, Ordering::Relaxed);
+    });
+
+    for w in 0..=WRITERS {
+        let n = if w == WRITERS { PREFILL } else { STABLE_PER_WRITER };
+        for i in 0..n {
+            assert!(filter.contains(&stable_key(w, i)), "lost writer {w} key {i}");
+        }
+    }
+    let high_load_inserts = kicked_at_high_load.load(Ordering::Relaxed);
+    println!(
+        "{} reader checks, {high_load_inserts} churn inserts above 90% load, final load {:.3}",
+        checks.load(Ordering::Relaxed),
+        filter.load_factor()
+    );
+    assert!(high_load_inserts > 10_000);
+    assert!(checks.load(Ordering::Relaxed) > 1_000);
+}
+
+/// Two threads `insert_unique` the same keys (in opposite orders, so they meet in the
+/// middle): each key must be inserted by exactly one of them. 32-bit fingerprints make
+/// accidental collisions between the keys negligible, so the check can be exact.
+#[test]
+fn racing_insert_unique_inserts_each_key_once() {
+    const KEYS: u64 = 20_000;
+    for round in 0..5u64 {
+        let filter = CuckooFilter::builder()
+            .fingerprint::<u32>()
+            .capacity(KEYS as usize)
+            .stripes(4)
+            .build()
+            .unwrap();
+        let keys: Vec<u64> = (0..KEYS).map(|k| k * 1_000 + round).collect();
+        let start = Barrier::new(2);
+        let won: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = [false, true]
+                .into_iter()
+                .map(|reverse| {
+                    let (filter, keys, start) = (&filter, &keys, &start);
+                    s.spawn(move || {
+                        start.wait();
+                        let mut order: Vec<u64> = keys.clone();
+                        if reverse {
+                            order.reverse();
+                        }
+                        order
+                            .into_iter()
+                            .filter(|key| filter.insert_unique(key).unwrap())
+                            .collect::<Vec<u64>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(won[0].len() + won[1].len(), KEYS as usize, "round {round}");
+        assert_eq!(filter.len(), KEYS as usize);
+        for key in &keys {
+            assert_eq!(filter.count(key), 1, "key {key} round {round}");
+        }
+    }
+}
+
+/// Mixed writers on overlapping keys keep `len` exact once they stop.
+#[test]
+fn concurrent_inserts_and_removes_keep_len_exact() {
+    let filter = CuckooFilter::with_capacity(50_000);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let filter = &filter;
+            s.spawn(move || {
+                for i in 0..10_000u64 {
+                    filter.insert(&(t, i)).unwrap();
+                    if i % 3 == 0 {
+                        assert!(filter.remove(&(t, i)));
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(filter.len(), 4 * (10_000 - 3_334));
+}
