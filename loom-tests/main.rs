@@ -1,1 +1,245 @@
+//! Loom models of the filter's concurrency protocols.
+//!
+//! Run with `RUSTFLAGS="--cfg cuckoo_loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release
+//! --test loom`. Every model builds a 4-bucket table with one stripe per bucket and
+//! places fingerprints in chosen buckets through the pre-hashed API, then spawns every
+//! actor as a loom thread (`main` only joins: with `main` as an actor, loom 0.7 may
+//! explore a single execution, tokio-rs/loom#392) and prints how many executions it
+//! explored.
+//!
+//! With 4 buckets, a fingerprint's offset `r` is 1 or 3, so its bucket pair is
+//! {0, 3} or {1, 2} (r = 1) and {0, 1} or {2, 3} (r = 3).
+#![cfg(cuckoo_loom)]
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use concurrent_cuckoo_filter::CuckooFilter;
+use loom::sync::Arc;
+use loom::thread;
+
+type Filter = CuckooFilter;
+
+fn filter() -> Filter {
+    CuckooFilter::builder()
+        .buckets(4)
+        .stripes(4)
+        .build()
+        .unwrap()
+}
+
+/// Pre-hashed keys with chosen buckets and distinct fingerprints.
+struct Keys {
+    used: HashSet<u64>,
+    next: u64,
+}
+
+impl Keys {
+    fn new() -> Self {
+        Self {
+            used: HashSet::new(),
+            next: 1,
+        }
+    }
+
+    /// A hash whose first bucket is `i1` and second `i2`, with an unused fingerprint.
+    fn with_buckets(&mut self, filter: &Filter, i1: usize, i2: usize) -> u64 {
+        loop {
+            self.next += 1;
+            let hash = self.next.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let (fp, b1, b2) = filter.debug_candidates(hash);
+            if (b1, b2) == (i1, i2) && self.used.insert(fp) {
+                return hash;
+            }
+        }
+    }
+}
+
+/// Runs `model` under loom and prints the number of executions explored.
+fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
+    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+    EXECUTIONS.store(0, Ordering::Relaxed);
+    loom::model(move || {
+        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
+        model();
+    });
+    let executions = EXECUTIONS.load(Ordering::Relaxed);
+    println!("{name}: {executions} executions explored");
+    assert!(executions > 1, "{name}: loom explored a single execution");
+}
+
+/// (a) A lookup of X runs while an insert kicks X from bucket 0 to bucket 3. The lookup
+/// must find X in every interleaving: before, during (it retries) and after the move.
+#[test]
+fn lookup_during_kick_move_of_its_key() {
+    explore("lookup during kick move", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        // Bucket 0: [X, P, Q, R], X's other bucket 3 empty; bucket 1 full.
+        let x = keys.with_buckets(&filter, 0, 3);
+        filter.insert_hash(x).unwrap();
+        for _ in 0..3 {
+            filter
+                .insert_hash(keys.with_buckets(&filter, 0, 1))
+                .unwrap();
+        }
+        for _ in 0..4 {
+            filter
+                .insert_hash(keys.with_buckets(&filter, 1, 0))
+                .unwrap();
+        }
+        // Y's buckets are 0 and 1, both full: the BFS moves X (slot 0 of bucket 0) to 3.
+        let y = keys.with_buckets(&filter, 0, 1);
+
+        let kicker = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || filter.insert_hash(y).unwrap())
+        };
+        let reader = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || assert!(filter.contains_hash(x), "X missed during its move"))
+        };
+        kicker.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(filter.debug_bucket(3)[0], filter.debug_candidates(x).0);
+        assert!(filter.contains_hash(x) && filter.contains_hash(y));
+        assert_eq!(filter.len(), 9);
+    });
+}
+
+/// (b) Two inserts race for the last free slot of one bucket pair: one takes it, the
+/// other must kick (a fingerprint of bucket 0 moves to bucket 1). Both succeed and
+/// nothing is lost.
+#[test]
+fn two_inserts_into_one_bucket_pair() {
+    explore("two inserts into one bucket pair", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        // Pair {0, 3} with 7 of 8 slots used; bucket 0's fingerprints can move to 1.
+        let mut present = Vec::new();
+        for _ in 0..4 {
+            present.push(keys.with_buckets(&filter, 0, 1));
+        }
+        for _ in 0..3 {
+            present.push(keys.with_buckets(&filter, 3, 2));
+        }
+        for &key in &present {
+            filter.insert_hash(key).unwrap();
+        }
+        let racers: Vec<u64> = (0..2).map(|_| keys.with_buckets(&filter, 0, 3)).collect();
+
+        let threads: Vec<_> = racers
+            .iter()
+            .map(|&key| {
+                let filter = Arc::clone(&filter);
+                thread::spawn(move || filter.insert_hash(key).unwrap())
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        for &key in present.iter().chain(&racers) {
+            assert_eq!(filter.count_hash(key), 1);
+        }
+        assert_eq!(filter.len(), 9);
+    });
+}
+
+/// (c) Two threads `insert_unique` the same key: exactly one inserts it.
+#[test]
+fn two_insert_unique_of_one_key() {
+    explore("two insert_unique of one key", || {
+        let filter = Arc::new(filter());
+        let key = Keys::new().with_buckets(&filter, 0, 3);
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let filter = Arc::clone(&filter);
+                thread::spawn(move || filter.insert_unique_hash(key).unwrap())
+            })
+            .collect();
+        let inserted: usize = threads
+            .into_iter()
+            .map(|t| usize::from(t.join().unwrap()))
+            .sum();
+        assert_eq!(inserted, 1);
+        assert_eq!(filter.count_hash(key), 1);
+        assert_eq!(filter.len(), 1);
+    });
+}
+
+/// (d) Removing Y while X, in the same bucket (the same table word), is looked up: the
+/// lookup always finds X; afterwards Y is gone and X stays.
+#[test]
+fn remove_during_lookup_of_a_neighbour() {
+    explore("remove during lookup of a neighbour", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        let x = keys.with_buckets(&filter, 0, 3);
+        let y = keys.with_buckets(&filter, 0, 3);
+        filter.insert_hash(y).unwrap();
+        filter.insert_hash(x).unwrap();
+
+        let remover = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || assert!(filter.remove_hash(y)))
+        };
+        let reader = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || assert!(filter.contains_hash(x), "X missed"))
+        };
+        remover.join().unwrap();
+        reader.join().unwrap();
+        assert!(filter.contains_hash(x));
+        assert!(!filter.contains_hash(y));
+        assert_eq!(filter.len(), 1);
+    });
+}
+
+/// (e) A kick path found by one insert is broken by another writer before it runs: the
+/// path moves X from bucket 0 into the last free slot of bucket 3, and a concurrent
+/// insert of Z takes that slot first. The kicker must notice, search again (now through
+/// bucket 1's fingerprints into empty bucket 2) and lose nothing either way.
+#[test]
+fn kick_path_invalidated_by_concurrent_writer() {
+    explore("kick path invalidated by a concurrent writer", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        // Bucket 0: [X, P, Q, R]; bucket 3: three slots used, one free; bucket 1 full of
+        // fingerprints whose other bucket is the empty bucket 2.
+        let x = keys.with_buckets(&filter, 0, 3);
+        let mut present = vec![x];
+        for _ in 0..3 {
+            present.push(keys.with_buckets(&filter, 0, 1));
+        }
+        for _ in 0..3 {
+            present.push(keys.with_buckets(&filter, 3, 2));
+        }
+        for _ in 0..4 {
+            present.push(keys.with_buckets(&filter, 1, 2));
+        }
+        for &key in &present {
+            filter.insert_hash(key).unwrap();
+        }
+        let y = keys.with_buckets(&filter, 0, 1);
+        let z = keys.with_buckets(&filter, 3, 2);
+
+        let kicker = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || filter.insert_hash(y).unwrap())
+        };
+        let breaker = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || filter.insert_hash(z).unwrap())
+        };
+        kicker.join().unwrap();
+        breaker.join().unwrap();
+        for &key in present.iter().chain(&[y, z]) {
+            assert_eq!(
+                filter.count_hash(key),
+                1,
+                "a fingerprint was lost or doubled"
+            );
+        }
+        assert_eq!(filter.len(), present.len() + 2);
+    });
+}

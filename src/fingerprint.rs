@@ -131,7 +131,11 @@ impl Fingerprint for u32 {
 /// big-endian targets, where SIMD lane order would not match slot order.
 #[inline]
 pub(crate) fn match_pair_scalar(pair: &Pair, fp: u64, bits: u32, slots: usize) -> u32 {
-    let slot_mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let slot_mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let mut mask = 0;
     for k in 0..2 * slots {
         let offset = k * bits as usize;
@@ -198,7 +202,13 @@ mod tests {
 
     #[test]
     fn fingerprints_are_never_zero_and_fit_their_width() {
-        for hash in [0, u64::MAX, 1 << 32, (1u64 << 48) - 1, 0xFFFF_FFFF_0000_0000] {
+        for hash in [
+            0,
+            u64::MAX,
+            1 << 32,
+            (1u64 << 48) - 1,
+            0xFFFF_FFFF_0000_0000,
+        ] {
             for (fp, bits) in [
                 (fingerprint_of::<u8>(hash), 8),
                 (fingerprint_of::<u16>(hash), 16),

@@ -149,7 +149,10 @@ mod tests {
         assert_eq!(h.hash_one("hello"), 0xec75_fd64_edef_797f);
         assert_eq!(h.hash_one(b"hello".as_slice()), 0x55e3_3c50_bdae_8949);
         assert_eq!(h.hash_one((1u32, "a")), 0xc9f7_371b_1392_778e);
-        assert_eq!(DefaultHashBuilder::with_seed(1).hash_one(42u64), 0x1317_1519_f21c_e168);
+        assert_eq!(
+            DefaultHashBuilder::with_seed(1).hash_one(42u64),
+            0x1317_1519_f21c_e168
+        );
     }
 
     #[test]

@@ -160,7 +160,11 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         let Some(hit) = self.matches(c, c.fp).first() else {
             return false;
         };
-        let (bucket, slot) = if hit < B { (c.i1, hit) } else { (c.i2, hit - B) };
+        let (bucket, slot) = if hit < B {
+            (c.i1, hit)
+        } else {
+            (c.i2, hit - B)
+        };
         self.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.stripe_of(bucket));
         true

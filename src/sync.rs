@@ -33,7 +33,10 @@ impl Lock {
         // loom's mutex poisons like std's; nothing here panics while holding one, and a
         // poisoned stripe would still hold consistent words, so take the guard either way.
         #[cfg(cuckoo_loom)]
-        return self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        return self
+            .inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
     }
 }
 

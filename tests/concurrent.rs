@@ -95,8 +95,14 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
                         continue;
                     }
                     let key = stable_key(w, rng.usize(0..bound));
-                    assert!(filter.contains(&key), "false negative: writer {w} key {key:#x}");
-                    assert!(filter.count(&key) >= 1, "undercount: writer {w} key {key:#x}");
+                    assert!(
+                        filter.contains(&key),
+                        "false negative: writer {w} key {key:#x}"
+                    );
+                    assert!(
+                        filter.count(&key) >= 1,
+                        "undercount: writer {w} key {key:#x}"
+                    );
                     checks.fetch_add(1, Ordering::Relaxed);
                 }
             });
@@ -116,9 +122,16 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
     });
 
     for w in 0..=WRITERS {
-        let n = if w == WRITERS { PREFILL } else { STABLE_PER_WRITER };
+        let n = if w == WRITERS {
+            PREFILL
+        } else {
+            STABLE_PER_WRITER
+        };
         for i in 0..n {
-            assert!(filter.contains(&stable_key(w, i)), "lost writer {w} key {i}");
+            assert!(
+                filter.contains(&stable_key(w, i)),
+                "lost writer {w} key {i}"
+            );
         }
     }
     let high_load_inserts = kicked_at_high_load.load(Ordering::Relaxed);

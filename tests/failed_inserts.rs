@@ -33,15 +33,28 @@ fn fill_past_full<F: Fingerprint, const B: usize>(filter: CuckooFilter<F, B>, se
                 failures += 1;
                 assert_eq!(filter.len(), len, "a failed insert changed len");
                 if let Some(before) = before {
-                    assert_eq!(contents(&filter), before, "a failed insert changed the table");
+                    assert_eq!(
+                        contents(&filter),
+                        before,
+                        "a failed insert changed the table"
+                    );
                 }
             }
         }
     }
     assert_eq!(filter.len(), inserted.len());
     let missing = inserted.iter().filter(|key| !filter.contains(*key)).count();
-    assert_eq!(missing, 0, "{missing} of {} inserted keys lost", inserted.len());
-    assert!(filter.load_factor() > 0.9, "only {:.3} full", filter.load_factor());
+    assert_eq!(
+        missing,
+        0,
+        "{missing} of {} inserted keys lost",
+        inserted.len()
+    );
+    assert!(
+        filter.load_factor() > 0.9,
+        "only {:.3} full",
+        filter.load_factor()
+    );
 }
 
 #[test]
@@ -92,7 +105,10 @@ fn too_many_copies_fails_before_any_kick() {
     assert_eq!(filter.insert(key), Err(InsertError::TooManyCopies));
     assert_eq!(filter.insert_unique(key), Ok(false));
     let after: Vec<Vec<u64>> = (0..4_096).map(|b| filter.debug_bucket(b)).collect();
-    assert_eq!(after, snapshot, "the table changed: a kick ran before the check");
+    assert_eq!(
+        after, snapshot,
+        "the table changed: a kick ran before the check"
+    );
     assert_eq!(filter.len(), len);
     // Removing one copy makes room again.
     assert!(filter.remove(key));

@@ -372,9 +372,17 @@ enum Op {
 /// learn, small enough (64 KiB) to stay out of the way of the table in cache.
 const OPS_PER_STREAM: usize = 1 << 16;
 
-/// Keys each thread keeps inserted at a time in the mixed workload; one insert and one
-/// remove per two writes keeps the count, and so the load, steady.
+/// Keys the threads of the mixed workload keep inserted at a time, split between them so
+/// that every thread count runs at the same load (0.2% above the filled load at 128K
+/// items). One insert and one remove per two writes keeps the count steady.
 const CHURN_LIVE: usize = 256;
+
+/// `i + 1`, wrapped to 0 at `len`: a compare, where `%` by a length known only at run
+/// time is a division costing as much as a cached lookup.
+#[inline]
+fn wrap_next(i: usize, len: usize) -> usize {
+    if i + 1 == len { 0 } else { i + 1 }
+}
 
 /// The state of one benchmark thread, kept across criterion samples so that successive
 /// samples continue through the keys rather than replay the cached first ones.
@@ -417,7 +425,8 @@ impl<'k> Worker<'k> {
             let len = all.len() / threads;
             &all[index * len..(index + 1) * len]
         };
-        let churn = random_keys(&mut rng, 2 * CHURN_LIVE, CHURN_TAG);
+        // Twice the live keys, so an insert never meets a key still live.
+        let churn = random_keys(&mut rng, 2 * CHURN_LIVE / threads, CHURN_TAG);
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         Worker {
             core: (!cores.is_empty()).then(|| cores[index % cores.len()]),
@@ -444,8 +453,8 @@ impl<'k> Worker<'k> {
         let mut misses = 0;
         for _ in 0..n {
             misses += match self.next_op() {
-                Op::ReadPositive => self.read_positive(filter),
-                Op::ReadNegative => self.read_negative(filter),
+                Op::ReadPositive => self.read(filter, true),
+                Op::ReadNegative => self.read(filter, false),
                 Op::Write => unreachable!("read-only stream"),
             };
         }
@@ -458,8 +467,8 @@ impl<'k> Worker<'k> {
         let mut misses = 0;
         for _ in 0..n {
             misses += match self.next_op() {
-                Op::ReadPositive => self.read_positive(filter),
-                Op::ReadNegative => self.read_negative(filter),
+                Op::ReadPositive => self.read(filter, true),
+                Op::ReadNegative => self.read(filter, false),
                 Op::Write => {
                     self.write(filter);
                     0
@@ -472,24 +481,23 @@ impl<'k> Worker<'k> {
     #[inline]
     fn next_op(&mut self) -> Op {
         let op = self.ops[self.next_op];
-        self.next_op = (self.next_op + 1) % OPS_PER_STREAM;
+        self.next_op = wrap_next(self.next_op, OPS_PER_STREAM);
         op
     }
 
+    /// Looks up the next positive or negative key; returns 1 if a positive one missed.
     #[inline]
-    fn read_positive<F: BenchFilter>(&mut self, filter: &F) -> u64 {
-        let key = self.positives[self.next_positive];
-        self.next_positive = (self.next_positive + 1) % self.positives.len();
-        u64::from(!filter.contains(black_box(key)))
-    }
-
-    #[inline]
-    fn read_negative<F: BenchFilter>(&mut self, filter: &F) -> u64 {
-        let key = self.negatives[self.next_negative];
-        self.next_negative = (self.next_negative + 1) % self.negatives.len();
-        // A hit is a false positive, not an error; black_box keeps the lookup.
-        black_box(filter.contains(black_box(key)));
-        0
+    fn read<F: BenchFilter>(&mut self, filter: &F, positive: bool) -> u64 {
+        let (keys, next) = if positive {
+            (self.positives, &mut self.next_positive)
+        } else {
+            (self.negatives, &mut self.next_negative)
+        };
+        let key = keys[*next];
+        *next = wrap_next(*next, keys.len());
+        // A negative hit is a false positive, not an error; black_box keeps the lookup.
+        let found = black_box(filter.contains(black_box(key)));
+        u64::from(positive && !found)
     }
 
     /// Inserts the next churn key or removes the oldest one, alternately.
@@ -503,7 +511,7 @@ impl<'k> Worker<'k> {
             {
                 self.missed_removes += 1;
             }
-            self.next_remove = (i + 1) % self.churn.len();
+            self.next_remove = wrap_next(i, self.churn.len());
         }
         self.insert_next = !self.insert_next;
     }
@@ -516,13 +524,13 @@ impl<'k> Worker<'k> {
         } else {
             self.refused += 1;
         }
-        self.next_insert = (i + 1) % self.churn.len();
+        self.next_insert = wrap_next(i, self.churn.len());
     }
 
-    /// Inserts the first `CHURN_LIVE` churn keys, so the mixed stream starts in its
-    /// steady state.
+    /// Inserts this thread's share of the `CHURN_LIVE` keys, so the mixed stream starts in
+    /// its steady state.
     pub fn prime<F: ConcurrentFilter>(&mut self, filter: &F) {
-        for _ in 0..CHURN_LIVE {
+        for _ in 0..self.churn.len() / 2 {
             self.insert_churn(filter);
         }
     }

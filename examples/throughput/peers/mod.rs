@@ -94,7 +94,9 @@ pub trait Filter {
 
     /// Runs lookups whose expected answer is known.
     fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
-        probe_loop(probes, tally, |k| self.contains(k));
+        for &probe in probes {
+            probe_one(probe, tally, self.contains(probe.key));
+        }
     }
 
     /// Runs a mixed operation sequence.
@@ -167,13 +169,6 @@ impl<T: Concurrent> Filter for Shared<T> {
     }
     fn concurrent(&self) -> Option<&dyn Concurrent> {
         Some(&self.0)
-    }
-}
-
-#[inline]
-fn probe_loop(probes: &[Probe], tally: &mut Tally, contains: impl Fn(u64) -> bool) {
-    for &probe in probes {
-        probe_one(probe, tally, contains(probe.key));
     }
 }
 

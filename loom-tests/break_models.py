@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Breaks the engine on purpose, once per loom model, and checks that the model fails.
+
+Each mutation edits a scratch copy of the crate (never the working tree), runs the one
+model it targets, and expects a failure. A mutation the model survives is reported and
+makes the script exit non-zero: that model would not catch the bug it exists for.
+
+    python3 loom-tests/break_models.py            # all five
+    python3 loom-tests/break_models.py a c        # some
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# model letter -> (test name, what is broken, file, old text, new text)
+MUTATIONS = {
+    "a": (
+        "lookup_during_kick_move_of_its_key",
+        "kick move without the seqlock window, clearing the old slot before writing the new",
+        "src/kick.rs",
+        """        guard.while_moving(|| {""",
+        """        // Broken: no seqlock window, and the old slot is cleared first.
+        self.table.set_slot(step.from, step.from_slot, 0);
+        ({""",
+    ),
+    "b": (
+        "two_inserts_into_one_bucket_pair",
+        "pair lock takes only the lower stripe",
+        "src/stripe.rs",
+        """        let _high = (high != low).then(|| self.writers[high].lock.lock());""",
+        """        let _high = None;""",
+    ),
+    "c": (
+        "two_insert_unique_of_one_key",
+        "insert_unique checks presence before taking the pair lock (check, then insert)",
+        "src/raw.rs",
+        """        let c = self.locate(hash);
+        let placement = {""",
+        """        let c = self.locate(hash);
+        if unique && self.contains(hash) {
+            return Ok(false);
+        }
+        let unique = false;
+        let placement = {""",
+    ),
+    "d": (
+        "remove_during_lookup_of_a_neighbour",
+        "slot store tears the word: zeroes it, then writes the new value",
+        "src/table.rs",
+        """        word.store(new, Ordering::Relaxed);
+    }""",
+        """        word.store(0, Ordering::Relaxed);
+        word.store(new, Ordering::Relaxed);
+    }""",
+    ),
+    "e": (
+        "kick_path_invalidated_by_concurrent_writer",
+        "kick move does not re-check that the target slot is still empty",
+        "src/kick.rs",
+        """            || self.table.slot(step.to, step.to_slot) != 0""",
+        """            || false""",
+    ),
+}
+
+
+def run(letter):
+    test, what, path, old, new = MUTATIONS[letter]
+    scratch = tempfile.mkdtemp(prefix="cuckoo-mutant-")
+    try:
+        for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests"]:
+            source = os.path.join(REPO, item)
+            if os.path.isdir(source):
+                shutil.copytree(source, os.path.join(scratch, item))
+            elif os.path.exists(source):
+                shutil.copy(source, scratch)
+        target = os.path.join(scratch, path)
+        text = open(target).read()
+        if text.count(old) != 1:
+            print(f"({letter}) mutation no longer applies to {path}: update break_models.py")
+            return False
+        open(target, "w").write(text.replace(old, new))
+        env = dict(os.environ)
+        env["RUSTFLAGS"] = "--cfg cuckoo_loom"
+        env.setdefault("LOOM_MAX_PREEMPTIONS", "2")
+        # Share the build cache: only the mutated crate recompiles.
+        env["CARGO_TARGET_DIR"] = os.path.join(REPO, "target", "loom-mutants")
+        result = subprocess.run(
+            ["cargo", "test", "--release", "--test", "loom", "--", "--exact", test],
+            cwd=scratch, env=env, capture_output=True, text=True,
+        )
+        failed = result.returncode != 0 and "panicked" in result.stdout + result.stderr
+        verdict = "model FAILED, as it must" if failed else "model PASSED: it misses this bug"
+        print(f"({letter}) {test}: broke '{what}': {verdict}")
+        if failed:
+            for line in (result.stdout + result.stderr).splitlines():
+                if "panicked" in line or line.startswith("  left") or "missed" in line:
+                    print("      " + line.strip())
+                    break
+        return failed
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    letters = sys.argv[1:] or sorted(MUTATIONS)
+    results = [run(letter) for letter in letters]
+    sys.exit(0 if all(results) else 1)
