@@ -5,7 +5,7 @@
 //!
 //! | bits of the hash | feed |
 //! |---|---|
-//! | 63..32 (high half) | the fingerprint: `high % (2^f − 1) + 1` |
+//! | 63..32 (high half) | the fingerprint: `((high · (2^f − 1)) >> 32) + 1` |
 //! | 31..0 (low half)   | the first bucket: `(low · N) >> 32` (Lemire's range reduction) |
 //!
 //! The second bucket is derived from the first and the fingerprint alone (so it can be
@@ -50,7 +50,7 @@ fn reduce(x: u32, n: u64) -> u64 {
 
 impl Indexer {
     pub(crate) fn new(buckets: usize) -> Self {
-        debug_assert!(buckets >= 2 && buckets % 2 == 0 && buckets as u64 <= MAX_BUCKETS);
+        debug_assert!(buckets >= 2 && buckets.is_multiple_of(2) && buckets as u64 <= MAX_BUCKETS);
         Self {
             buckets: buckets as u64,
         }

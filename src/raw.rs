@@ -86,13 +86,34 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         self.read(self.locate(hash), false).count()
     }
 
+    /// The optimistic read: stamp, both buckets, compare, validate. Straight-line and
+    /// with no branch on the answer, so lookups at any mix of hits and misses pipeline
+    /// well; the only branch (did a move overlap?) is almost never taken.
     #[inline]
     fn read(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
+        if let Some(stamp) = self.stripes.stamp(s1, s2) {
+            let hits = self.matches(c, c.fp);
+            // Validated even on a hit (it is cheap: two L1 loads) so that the outcome
+            // does not decide the branch.
+            let valid = self.stripes.validate(s1, s2, stamp);
+            if valid | (hit_is_final & hits.any()) {
+                return hits;
+            }
+        }
+        self.read_contended(c, hit_is_final)
+    }
+
+    /// A kick move overlapped the first read: retry with backoff, and after a few tries
+    /// take the pair lock, under which no move can run.
+    #[cold]
+    #[inline(never)]
+    fn read_contended(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
+        let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {
+            backoff.snooze();
             let Some(stamp) = self.stripes.stamp(s1, s2) else {
-                backoff.snooze();
                 continue;
             };
             let hits = self.matches(c, c.fp);
@@ -100,14 +121,6 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
                 return hits;
             }
         }
-        self.read_locked(c)
-    }
-
-    /// The fallback for a reader that kept overlapping moves: no move can run while the
-    /// pair is locked.
-    #[cold]
-    #[inline(never)]
-    fn read_locked(&self, c: Candidates) -> SlotMask {
         let _guard = self.lock_candidates(c);
         self.matches(c, c.fp)
     }

@@ -1,4 +1,4 @@
-//! The fingerprint table: `AtomicU64` words in 64-byte aligned cache lines.
+//! The fingerprint table: `AtomicU64` words starting on a 64-byte boundary.
 //!
 //! Bucket `i` holds `B` fingerprints of `BITS` bits, `B · BITS ∈ {32, 64, 128, 256}` bits:
 //! a power-of-two size that divides 64 bytes, and the table starts on a cache-line
@@ -17,20 +17,29 @@ use std::marker::PhantomData;
 use crate::fingerprint::{Fingerprint, Pair};
 use crate::sync::{AtomicU64, Ordering};
 
+/// Words in a cache line.
 const WORDS_PER_LINE: usize = 8;
 
-#[repr(align(64))]
-struct CacheLine([AtomicU64; WORDS_PER_LINE]);
-
-impl CacheLine {
-    fn empty() -> Self {
-        Self(std::array::from_fn(|_| AtomicU64::new(0)))
-    }
+pub(crate) struct Table<F, const B: usize> {
+    /// The table is `words[first..]`: the allocation has `WORDS_PER_LINE - 1` spare words
+    /// so that `first` can skip to a cache-line boundary. (A `#[repr(align(64))]` line
+    /// type would align it too, but costs a divide-and-index on every access.)
+    words: Box<[AtomicU64]>,
+    first: usize,
+    _fingerprint: PhantomData<fn() -> F>,
 }
 
-pub(crate) struct Table<F, const B: usize> {
-    lines: Box<[CacheLine]>,
-    _fingerprint: PhantomData<fn() -> F>,
+/// Words to skip from `words[0]` to reach a 64-byte boundary.
+#[cfg(not(cuckoo_loom))]
+fn words_to_line_boundary(words: &[AtomicU64]) -> usize {
+    let address = words.as_ptr() as usize;
+    (64 - address % 64) % 64 / std::mem::size_of::<AtomicU64>()
+}
+
+/// loom's atomics are not 8-byte words; alignment means nothing there.
+#[cfg(cuckoo_loom)]
+fn words_to_line_boundary(_: &[AtomicU64]) -> usize {
+    0
 }
 
 impl<F: Fingerprint, const B: usize> Table<F, B> {
@@ -46,22 +55,26 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
 
     pub(crate) fn new(buckets: usize) -> Self {
-        let words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
-        let lines = words.div_ceil(WORDS_PER_LINE);
+        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
+        let words: Box<[AtomicU64]> = (0..len + WORDS_PER_LINE - 1)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let first = words_to_line_boundary(&words);
         Self {
-            lines: (0..lines).map(|_| CacheLine::empty()).collect(),
+            words,
+            first,
             _fingerprint: PhantomData,
         }
     }
 
-    /// Bytes of table memory.
+    /// Bytes of table memory, spare alignment words included.
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of_val(&*self.lines)
+        std::mem::size_of_val(&*self.words)
     }
 
     #[inline]
     fn word(&self, index: usize) -> &AtomicU64 {
-        &self.lines[index / WORDS_PER_LINE].0[index % WORDS_PER_LINE]
+        &self.words[self.first + index]
     }
 
     /// The first word of `bucket`: the unit that stripes are assigned by.
@@ -131,10 +144,8 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 
     /// Empties every slot. The caller must hold every stripe lock.
     pub(crate) fn clear(&self) {
-        for line in self.lines.iter() {
-            for word in &line.0 {
-                word.store(0, Ordering::Relaxed);
-            }
+        for word in self.words.iter() {
+            word.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -183,8 +194,10 @@ mod tests {
 
     #[test]
     fn table_is_cache_line_aligned_and_sized_exactly() {
-        let table = Table::<u16, 4>::new(1_000);
-        assert_eq!(table.lines.as_ptr() as usize % 64, 0);
-        assert_eq!(table.memory_usage(), 1_000 * 8);
+        for buckets in [2, 10, 1_000] {
+            let table = Table::<u16, 4>::new(buckets);
+            assert_eq!(table.word(0) as *const AtomicU64 as usize % 64, 0);
+            assert_eq!(table.memory_usage(), (buckets + WORDS_PER_LINE - 1) * 8);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! How full the table gets before the first failed insert (median of 21 tables).
 
-use concurrent_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, Fingerprint};
+use concurrent_cuckoo_filter::{CuckooFilter, DefaultHashBuilder};
 
 fn load_at_first_failure<const B: usize>(buckets: usize, seed: u64) -> f64 {
     let filter: CuckooFilter<u16, B> = CuckooFilter::builder()
@@ -14,7 +14,7 @@ fn load_at_first_failure<const B: usize>(buckets: usize, seed: u64) -> f64 {
     filter.load_factor()
 }
 
-fn median_load<F: Fingerprint, const B: usize>(buckets: usize) -> f64 {
+fn median_load<const B: usize>(buckets: usize) -> f64 {
     let mut loads: Vec<f64> = std::thread::scope(|s| {
         let halves: Vec<_> = (0..2u64)
             .map(|half| {
@@ -39,12 +39,12 @@ fn median_load<F: Fingerprint, const B: usize>(buckets: usize) -> f64 {
 #[test]
 fn four_slot_buckets_fill_to_97_percent() {
     // 400,000 slots: large enough that the median no longer depends on size much.
-    let median = median_load::<u16, 4>(100_000);
+    let median = median_load::<4>(100_000);
     assert!(median >= 0.97, "median {median:.4}");
 }
 
 #[test]
 fn eight_slot_buckets_fill_to_99_percent() {
-    let median = median_load::<u16, 8>(50_000);
+    let median = median_load::<8>(50_000);
     assert!(median >= 0.99, "median {median:.4}");
 }

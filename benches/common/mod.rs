@@ -16,7 +16,6 @@ use core_affinity::CoreId;
 /// exactly the same way and the comparison is between tables, not hash functions. (The
 /// cuckoo peers default to SipHash, which alone costs about as much as a cached lookup.)
 /// The peers build hashers with `Default`, which the crate's seeded hasher lacks.
-#[derive(Clone)]
 pub struct PeerHasher(StableHasher);
 
 impl Default for PeerHasher {

@@ -101,7 +101,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
         let bar = progress(reference::work_units(&cfg, peers.len()), "reference");
         (ref_rows, curve) = reference::run(&cfg, &sizing, peers, &bar);
         bar.finish_and_clear();
-        print_reference(&mut doc, &cfg, &ref_rows);
+        print_reference(&mut doc, &cfg, &ref_rows, sizing.target_fpr);
         ok &= ref_rows[0].false_negatives == 0;
         for r in &ref_rows {
             json.write("reference", r)?;
@@ -173,7 +173,7 @@ fn header(
     peers: &[&'static PeerDef],
 ) -> String {
     let mixed_threads = args.run_mixed().then_some(&args.threads[..]);
-    let mut s = sys.describe(mixed_threads);
+    let mut s = sys.describe(args.run_reference(), mixed_threads);
     s.push_str(&format!(
         "Sizing:   {} items; ours {}-bit × {} slots sized to load {} \
          (FPR bound {}, {:.2} bits/item)\n",

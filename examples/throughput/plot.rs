@@ -120,7 +120,13 @@ fn panel(
         y1 = y1.max(y);
     }
     if x0 > x1 {
-        return Ok(()); // nothing measured for this panel
+        // Nothing measured for this panel (e.g. --mixed skips the fill): say so, not blank.
+        area.titled(title, ("sans-serif", 20))?.draw(&Text::new(
+            "not measured in this run",
+            (40, 60),
+            ("sans-serif", 15),
+        ))?;
+        return Ok(());
     }
     let (x0, x1) = if integer_x {
         (x0 - 0.25, x1 + 0.25)

@@ -28,6 +28,9 @@ pub struct System {
     pub target_features: Vec<&'static str>,
     pub debug_build: bool,
     pub transparent_hugepages: String,
+    /// The 1-minute load average when the run started: above the core count, other work
+    /// shares the cores and every figure is suspect.
+    pub load_average: String,
     /// `name version` pairs from Cargo.lock, read when the report runs.
     pub crate_versions: Vec<String>,
 }
@@ -53,22 +56,32 @@ impl System {
             target_features: target_features(),
             debug_build: cfg!(debug_assertions),
             transparent_hugepages: thp,
+            load_average: std::fs::read_to_string("/proc/loadavg").map_or_else(
+                |_| "unknown".into(),
+                |s| s.split_whitespace().next().unwrap_or("unknown").to_string(),
+            ),
             crate_versions: crate_versions(),
         }
     }
 
     /// The header printed above every report.
-    /// `mixed_threads`: the thread counts of the mixed runs, if they run.
-    pub fn describe(&self, mixed_threads: Option<&[usize]>) -> String {
+    /// `reference`: whether the single-threaded reference runs; `mixed_threads`: the thread
+    /// counts of the mixed runs, if they run.
+    pub fn describe(&self, reference: bool, mixed_threads: Option<&[usize]>) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "CPU:      {} ({} cores available)", self.cpu, self.cores);
-        let mixed = mixed_threads.map_or_else(String::new, |t| {
+        let mut runs = Vec::new();
+        if reference {
+            runs.push("reference runs on 1".to_string());
+        }
+        if let Some(t) = mixed_threads {
             let t: Vec<String> = t.iter().map(ToString::to_string).collect();
-            format!("; mixed runs on {}", t.join(", "))
-        });
+            runs.push(format!("mixed runs on {}", t.join(", ")));
+        }
         let _ = writeln!(
             s,
-            "Threads:  reference runs on 1{mixed}; pinned to cores: {}",
+            "Threads:  {}; pinned to cores: {}",
+            runs.join("; "),
             if self.pinned { "yes" } else { "no" }
         );
         let flags = if self.rustflags.is_empty() {
@@ -87,6 +100,20 @@ impl System {
             }
         );
         let _ = writeln!(s, "THP:      {}", self.transparent_hugepages);
+        let busy = self
+            .load_average
+            .parse::<f64>()
+            .is_ok_and(|l| l > self.cores as f64 * 0.5);
+        let _ = writeln!(
+            s,
+            "Load:     {} (1-minute average at start){}",
+            self.load_average,
+            if busy {
+                "; the machine is busy: expect noisy figures"
+            } else {
+                ""
+            }
+        );
         let _ = writeln!(s, "Crates:   {}", self.crate_versions.join(", "));
         s
     }

@@ -5,7 +5,13 @@ use crate::peers::PeerDef;
 use crate::report::{Doc, Table, mops, na, percent, sig3};
 use crate::{keys, mixed, reference};
 
-pub fn print_reference(doc: &mut Doc, cfg: &reference::Config, rows: &[reference::Row]) {
+/// `fpr_bound`: our filter's ε bound at the target load, printed beside the measured ε.
+pub fn print_reference(
+    doc: &mut Doc,
+    cfg: &reference::Config,
+    rows: &[reference::Row],
+    fpr_bound: f64,
+) {
     doc.heading(&format!(
         "Reference (the cuckoo filter paper's bulk-insert-and-query): insert {} keys into an \
          empty filter, then {} lookups per positive rate; single thread; median of {} rounds",
@@ -57,10 +63,11 @@ pub fn print_reference(doc: &mut Doc, cfg: &reference::Config, rows: &[reference
     }
     doc.table(&t);
     doc.note(&format!(
-        "ε: measured on {} never-inserted keys. optimal = log2(1/ε), the bits/item of an ideal \
+        "ε: measured on {} never-inserted keys (bound for ours: 2·b·α/2^f = {}). optimal = log2(1/ε), the bits/item of an ideal \
          filter with that ε; wasted = bits/item ÷ optimal − 1. FN: keys inserted without error \
          that a lookup later missed.",
-        thousands(cfg.fpr_keys)
+        thousands(cfg.fpr_keys),
+        percent(fpr_bound),
     ));
 }
 
