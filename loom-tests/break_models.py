@@ -16,7 +16,8 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# model letter -> (test name, what is broken, file, old text, new text)
+# model letter -> (test name, what is broken, file, old text, new text), or with a list of
+# (old, new) pairs in place of the last two.
 MUTATIONS = {
     "a": (
         "lookup_during_kick_move_of_its_key",
@@ -29,10 +30,19 @@ MUTATIONS = {
     ),
     "b": (
         "two_inserts_into_one_bucket_pair",
-        "pair lock takes only the lower stripe",
-        "src/stripe.rs",
-        """        let _high = (high != low).then(|| self.writers[high].lock.lock());""",
-        """        let _high = None;""",
+        "stripe locks lock nothing (writers store without mutual exclusion)",
+        "src/sync.rs",
+        [
+            ("""#[cfg(cuckoo_loom)]
+pub(crate) type LockGuard<'a> = loom::sync::MutexGuard<'a, ()>;""",
+             """#[cfg(cuckoo_loom)]
+pub(crate) type LockGuard<'a> = &'a Lock;"""),
+            ("""        return self
+            .inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());""",
+             """        return self;"""),
+        ],
     ),
     "c": (
         "two_insert_unique_of_one_key",
@@ -68,7 +78,11 @@ MUTATIONS = {
 
 
 def run(letter):
-    test, what, path, old, new = MUTATIONS[letter]
+    test, what, path, *edits = MUTATIONS[letter]
+    if len(edits) == 2:
+        edits = [tuple(edits)]
+    else:
+        edits = edits[0]
     scratch = tempfile.mkdtemp(prefix="cuckoo-mutant-")
     try:
         for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests"]:
@@ -79,10 +93,12 @@ def run(letter):
                 shutil.copy(source, scratch)
         target = os.path.join(scratch, path)
         text = open(target).read()
-        if text.count(old) != 1:
-            print(f"({letter}) mutation no longer applies to {path}: update break_models.py")
-            return False
-        open(target, "w").write(text.replace(old, new))
+        for old, new in edits:
+            if text.count(old) != 1:
+                print(f"({letter}) mutation no longer applies to {path}: update break_models.py")
+                return False
+            text = text.replace(old, new)
+        open(target, "w").write(text)
         env = dict(os.environ)
         env["RUSTFLAGS"] = "--cfg cuckoo_loom"
         env.setdefault("LOOM_MAX_PREEMPTIONS", "2")
