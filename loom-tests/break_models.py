@@ -32,17 +32,15 @@ MUTATIONS = {
         "two_inserts_into_one_bucket_pair",
         "stripe locks lock nothing (writers store without mutual exclusion)",
         "src/sync.rs",
-        [
-            ("""#[cfg(cuckoo_loom)]
-pub(crate) type LockGuard<'a> = loom::sync::MutexGuard<'a, ()>;""",
-             """#[cfg(cuckoo_loom)]
-pub(crate) type LockGuard<'a> = &'a Lock;"""),
-            ("""        return self
-            .inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());""",
-             """        return self;"""),
-        ],
+        """        if self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.lock_contended();
+        }
+        LockGuard(self)""",
+        """        LockGuard(self)""",
     ),
     "c": (
         "two_insert_unique_of_one_key",

@@ -1,48 +1,84 @@
 //! The only import site of atomics, fences, locks and spin hints.
 //!
 //! Under `--cfg cuckoo_loom` every primitive comes from loom so the models in
-//! `loom-tests/` can explore all interleavings; otherwise from `std`, `parking_lot` and
-//! `crossbeam-utils`. Both sides export the same names with the same shapes, so the rest
-//! of the crate never mentions loom.
+//! `loom-tests/` can explore all interleavings (the stripe lock below is built from
+//! these, so loom checks it too); otherwise from `std` and `crossbeam-utils`. Both
+//! sides export the same names with the same shapes, so the rest of the crate never
+//! mentions loom.
 
 #[cfg(cuckoo_loom)]
 pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 #[cfg(not(cuckoo_loom))]
 pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
-/// A mutex that guards nothing but its own state: the stripe it stands for is the data.
+#[cfg(cuckoo_loom)]
+use loom::sync::atomic::AtomicBool;
+#[cfg(not(cuckoo_loom))]
+use std::sync::atomic::AtomicBool;
+
+/// A one-byte spin lock for a writer stripe; it guards nothing but itself (the stripe's
+/// table words are the data).
+///
+/// Not `parking_lot::Mutex`: its unlock must be a compare-exchange (to find parked
+/// waiters), so an insert, which takes two stripe locks, paid four locked instructions;
+/// here unlock is a plain release store. Measured on the 2-core dev VM (256 K keys to
+/// 90% load, single thread, median of 5): 73 ns per insert against 86 ns. Spinning is
+/// safe because every critical section is a few table words long and never blocks;
+/// waiters back off and then yield (crossbeam's `Backoff`), so an oversubscribed
+/// machine does not burn a time slice spinning on a preempted holder.
 #[derive(Debug, Default)]
 pub(crate) struct Lock {
-    #[cfg(not(cuckoo_loom))]
-    inner: parking_lot::Mutex<()>,
-    #[cfg(cuckoo_loom)]
-    inner: loom::sync::Mutex<()>,
+    locked: AtomicBool,
 }
 
 /// Held while a stripe is locked; unlocks on drop, so every early return unlocks.
-#[cfg(not(cuckoo_loom))]
-pub(crate) type LockGuard<'a> = parking_lot::MutexGuard<'a, ()>;
-#[cfg(cuckoo_loom)]
-pub(crate) type LockGuard<'a> = loom::sync::MutexGuard<'a, ()>;
+#[must_use]
+pub(crate) struct LockGuard<'a>(&'a Lock);
 
 impl Lock {
     #[inline]
     pub(crate) fn lock(&self) -> LockGuard<'_> {
-        #[cfg(not(cuckoo_loom))]
-        return self.inner.lock();
-        // loom's mutex poisons like std's; nothing here panics while holding one, and a
-        // poisoned stripe would still hold consistent words, so take the guard either way.
-        #[cfg(cuckoo_loom)]
-        return self
-            .inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.lock_contended();
+        }
+        LockGuard(self)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) {
+        let backoff = Backoff::new();
+        loop {
+            // Wait on a plain load, so waiters share the line instead of bouncing it.
+            while self.locked.load(Ordering::Relaxed) {
+                backoff.snooze();
+            }
+            if self
+                .locked
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
     }
 }
 
-/// Exponential backoff for a reader that found a kick move in progress.
+impl Drop for LockGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.locked.store(false, Ordering::Release);
+    }
+}
+
+/// Exponential backoff for a reader that found a kick move in progress, or a writer
+/// waiting for a stripe.
 ///
-/// Under loom a spinning thread must yield, or the model never lets the mover finish.
+/// Under loom a spinning thread must yield, or the model never lets the other finish.
 pub(crate) struct Backoff {
     #[cfg(not(cuckoo_loom))]
     inner: crossbeam_utils::Backoff,

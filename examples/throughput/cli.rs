@@ -102,7 +102,7 @@ pub struct Args {
     pub curve_points: u64,
 
     /// Lookups measured at each curve point (half present, half absent).
-    #[arg(long, default_value = "100K", value_parser = parse_count)]
+    #[arg(long, default_value = "50K", value_parser = parse_count)]
     pub curve_lookups: usize,
 
     /// Also write every result as JSON lines to this file.
