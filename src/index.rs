@@ -40,6 +40,8 @@ pub(crate) struct Candidates {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Indexer {
     buckets: u64,
+    /// `buckets / 2`, the range of the alternate bucket's offset.
+    half: u64,
 }
 
 /// Lemire's multiply-shift range reduction of a 32-bit value into `0..n`.
@@ -53,6 +55,7 @@ impl Indexer {
         debug_assert!(buckets >= 2 && buckets.is_multiple_of(2) && buckets as u64 <= MAX_BUCKETS);
         Self {
             buckets: buckets as u64,
+            half: buckets as u64 / 2,
         }
     }
 
@@ -78,7 +81,7 @@ impl Indexer {
         // A multiplicative (Fibonacci) mix spreads even consecutive fingerprints over the
         // high bits that `reduce` keeps.
         let mixed = (fp as u32).wrapping_mul(0x9E37_79B1);
-        let offset = 2 * reduce(mixed, n / 2) + 1;
+        let offset = 2 * reduce(mixed, self.half) + 1;
         let t = bucket as u64 + offset; // in 1..2N-1
         (if t <= n { n - t } else { 2 * n - t }) as usize
     }

@@ -86,29 +86,30 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         self.read(self.locate(hash), false).count()
     }
 
-    /// The optimistic read: stamp, both buckets, compare, validate. Straight-line and
-    /// with no branch on the answer, so lookups at any mix of hits and misses pipeline
-    /// well; the only branch (did a move overlap?) is almost never taken.
+    /// The optimistic read: stamp, both buckets, compare, validate. Straight-line, and
+    /// the one branch (did a move overlap?) does not depend on the answer, so lookups at
+    /// any mix of hits and misses pipeline without mispredictions. (A hit could return
+    /// before validating, but testing it first would put the answer on a branch.)
     #[inline]
     fn read(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
         if let Some(stamp) = self.stripes.stamp(s1, s2) {
             let hits = self.matches(c, c.fp);
-            // Validated even on a hit (it is cheap: two L1 loads) so that the outcome
-            // does not decide the branch.
-            let valid = self.stripes.validate(s1, s2, stamp);
-            if valid | (hit_is_final & hits.any()) {
+            if self.stripes.validate(s1, s2, stamp) {
                 return hits;
             }
         }
-        self.read_contended(c, hit_is_final)
+        // Fields, not the struct: a 24-byte argument would be spilled to the stack on
+        // every lookup just to be ready for this rare call.
+        self.read_contended(c.fp, c.i1, c.i2, hit_is_final)
     }
 
     /// A kick move overlapped the first read: retry with backoff, and after a few tries
     /// take the pair lock, under which no move can run.
     #[cold]
     #[inline(never)]
-    fn read_contended(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
+    fn read_contended(&self, fp: u64, i1: usize, i2: usize, hit_is_final: bool) -> SlotMask {
+        let c = Candidates { fp, i1, i2 };
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {

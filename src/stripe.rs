@@ -39,6 +39,8 @@ struct WriterStripe {
 pub(crate) struct Stripes {
     versions: Box<[AtomicU32]>,
     writers: Box<[WriterStripe]>,
+    /// `len - 1`: stripes are a power of two.
+    mask: usize,
 }
 
 /// The move versions of two stripes as a reader saw them before reading the buckets.
@@ -57,6 +59,7 @@ impl Stripes {
                     count: AtomicUsize::new(0),
                 })
                 .collect(),
+            mask: count - 1,
         }
     }
 
@@ -67,7 +70,7 @@ impl Stripes {
     /// The stripe of table word `word`.
     #[inline]
     pub(crate) fn of_word(&self, word: usize) -> usize {
-        word & (self.versions.len() - 1)
+        word & self.mask
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
@@ -98,8 +101,10 @@ impl Stripes {
         // Orders the bucket loads before the re-reads: if a bucket load saw a move's
         // store, the move's odd version is visible here.
         fence(Ordering::Acquire);
-        self.versions[a].load(Ordering::Relaxed) == stamp.0
-            && self.versions[b].load(Ordering::Relaxed) == stamp.1
+        // Compared without short-circuit: one well-predicted branch for the caller.
+        let changed = (self.versions[a].load(Ordering::Relaxed) ^ stamp.0)
+            | (self.versions[b].load(Ordering::Relaxed) ^ stamp.1);
+        changed == 0
     }
 
     /// Locks stripes `a` and `b` in ascending order (once if equal).

@@ -101,6 +101,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
         let bar = progress(reference::work_units(&cfg, peers.len()), "reference");
         (ref_rows, curve) = reference::run(&cfg, &sizing, peers, &bar);
         bar.finish_and_clear();
+        eprintln!("reference done in {:.1} s", bar.elapsed().as_secs_f64());
         print_reference(&mut doc, &cfg, &ref_rows, sizing.target_fpr);
         ok &= ref_rows[0].false_negatives == 0;
         for r in &ref_rows {
@@ -126,6 +127,11 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
             let bar = progress(mixed::work_units(&cfg, peers.len()), &mix.label());
             let rows = mixed::run(&cfg, mix, &sizing, peers, &bar);
             bar.finish_and_clear();
+            eprintln!(
+                "mixed {} done in {:.1} s",
+                mix.label(),
+                bar.elapsed().as_secs_f64()
+            );
             print_mixed(&mut doc, &cfg, &mix, &rows);
             ok &= rows
                 .iter()
