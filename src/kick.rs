@@ -21,13 +21,30 @@ const MAX_SEARCHES: usize = 8;
 
 /// One move of a path: the fingerprint `fp` in `from`'s slot `from_slot` goes to slot
 /// `to_slot` of `to`, its alternate bucket.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Move {
     from: usize,
     from_slot: usize,
     fp: u64,
     to: usize,
     to_slot: usize,
+}
+
+/// Most moves a path can have (one per bucket after the first).
+const MAX_MOVES: usize = max_path_buckets(4) - 1;
+
+/// The moves of a kick path, the one into the empty slot first. A fixed array: a path
+/// is short, and kicks are frequent near full load, where an allocation per kick showed
+/// up as a fifth of the insert time.
+struct Path {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl Path {
+    fn moves(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
 }
 
 /// A bucket reached by the search, and how: the fingerprint in slot `slot` of the
@@ -51,8 +68,9 @@ const fn max_path_buckets(slots: usize) -> usize {
     if slots <= 4 { 6 } else { 4 }
 }
 
-// Node parents are `u16` indices.
+// Node parents are `u16` indices, and 4-slot paths are the longest.
 const _: () = assert!(max_nodes(4) <= u16::MAX as usize && max_nodes(8) <= u16::MAX as usize);
+const _: () = assert!(max_path_buckets(8) <= max_path_buckets(4));
 
 /// Nodes in a full search tree: two roots, each with `slots` children per level.
 const fn max_nodes(slots: usize) -> usize {
@@ -78,7 +96,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             let Some(path) = self.search(c) else {
                 return Err(InsertError::Full);
             };
-            if !path.iter().all(|&step| self.apply(step)) {
+            if !path.moves().iter().all(|&step| self.apply(step)) {
                 continue;
             }
             let guard = self.lock_candidates(c);
@@ -96,9 +114,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// Breadth-first search from both candidate buckets for the shortest path to an empty
     /// slot; the moves to make, the one into the empty slot first. `None`: no path within
     /// the bounds. An empty path means a candidate bucket already has room.
-    fn search(&self, c: Candidates) -> Option<Vec<Move>> {
-        // Grown on demand: most searches end within the first levels.
-        let mut nodes = Vec::new();
+    fn search(&self, c: Candidates) -> Option<Path> {
+        // Sized for the first three levels, where nearly every search ends; grown beyond.
+        let mut nodes = Vec::with_capacity(2 * (1 + B + B * B));
         for bucket in [c.i1, c.i2] {
             nodes.push(Node {
                 bucket,
@@ -131,22 +149,26 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// The moves that empty slot `empty` of `nodes[leaf]` backwards to a root bucket.
-    fn path_to(nodes: &[Node], leaf: usize, empty: usize) -> Vec<Move> {
-        let mut moves = Vec::with_capacity(Self::MAX_PATH_BUCKETS);
+    fn path_to(nodes: &[Node], leaf: usize, empty: usize) -> Path {
+        let mut path = Path {
+            moves: [Move::default(); MAX_MOVES],
+            len: 0,
+        };
         let (mut node, mut to_slot) = (nodes[leaf], empty);
         while let Some(parent) = node.parent {
             let parent = nodes[usize::from(parent)];
-            moves.push(Move {
+            path.moves[path.len] = Move {
                 from: parent.bucket,
                 from_slot: usize::from(node.slot),
                 fp: node.fp,
                 to: node.bucket,
                 to_slot,
-            });
+            };
+            path.len += 1;
             to_slot = usize::from(node.slot);
             node = parent;
         }
-        moves
+        path
     }
 
     /// Carries out one move under its pair lock, if the path still holds there.

@@ -150,21 +150,32 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         if unique && copies.any() {
             return Placement::AlreadyPresent;
         }
-        let Some(free) = match_pair::<F>(&pair, 0, B).first() else {
+        let empty = match_pair::<F>(&pair, 0, B);
+        if !empty.any() {
             return if copies.count() == 2 * B {
                 Placement::OnlyCopies
             } else {
                 Placement::Full
             };
-        };
-        let (bucket, slot) = if free < B {
-            (c.i1, free)
-        } else {
-            (c.i2, free - B)
-        };
+        }
+        let (bucket, slot) = Self::emptier_bucket(c, empty);
         self.table.set_slot(bucket, slot, c.fp);
         guard.count_added(self.stripe_of(bucket));
         Placement::Inserted
+    }
+
+    /// A free slot in whichever candidate bucket has more of them (the first on a tie).
+    /// Keeping the two buckets level postpones the point where both are full, which is
+    /// when an insert needs a kick.
+    #[inline]
+    fn emptier_bucket(c: Candidates, empty: SlotMask) -> (usize, usize) {
+        let first = empty.0 & ((1 << B) - 1);
+        let second = empty.0 >> B;
+        if first.count_ones() >= second.count_ones() {
+            (c.i1, first.trailing_zeros() as usize)
+        } else {
+            (c.i2, second.trailing_zeros() as usize)
+        }
     }
 
     /// Removes one copy of `hash`'s fingerprint; false if there is none.

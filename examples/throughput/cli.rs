@@ -97,8 +97,9 @@ pub struct Args {
     #[arg(long, default_value = "10M", value_parser = parse_count)]
     pub fpr_keys: usize,
 
-    /// Load-factor points for the throughput-vs-load curve (lookups and inserts per segment).
-    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(u64).range(1..=100))]
+    /// Reference fill: equal segments timed separately, each followed by a lookup batch;
+    /// one throughput-vs-load point each.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub curve_points: u64,
 
     /// Lookups measured at each curve point (half present, half absent).

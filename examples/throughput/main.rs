@@ -94,7 +94,7 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
             lookups: args.lookups(),
             samples: args.samples as usize,
             fpr_keys: args.fpr_keys,
-            segments: args.curve_points as usize + 1,
+            segments: args.curve_points as usize,
             curve_lookups: args.curve_lookups,
             seed: args.seed,
         };
