@@ -20,7 +20,9 @@
 //!
 //! ```text
 //! cargo bench --bench filters                        # sizes 128K, 1M, 8M (~7 minutes)
-//! CUCKOO_BENCH_SIZES=64M cargo bench --bench filters # past L3: ~2.5 GiB, ~30 minutes
+//! CUCKOO_BENCH_SIZES=64M cargo bench --bench filters # past L3: ~2.5 GiB, ~30 minutes,
+//!     # mostly the 11+ whole fills per insert benchmark; `-- 'lookup|read_only|mixed'`
+//!     # skips them (each filter is then filled once)
 //! CUCKOO_BENCH_SIZES=128K,1M,8M,64M cargo bench --bench filters
 //! cargo bench --bench filters -- 'lookup_.*/1M/95%'  # criterion's regex filter
 //! cargo bench --bench filters -- --quick '/1M/'      # fewer samples

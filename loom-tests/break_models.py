@@ -47,13 +47,13 @@ MUTATIONS = {
         "insert_unique checks presence before taking the pair lock (check, then insert)",
         "src/raw.rs",
         """        let c = self.locate(hash);
-        let placement = {""",
+        if self.needs_kick(c, unique) {""",
         """        let c = self.locate(hash);
         if unique && self.contains(hash) {
             return Ok(false);
         }
         let unique = false;
-        let placement = {""",
+        if self.needs_kick(c, unique) {""",
     ),
     "d": (
         "remove_during_lookup_of_a_neighbour",

@@ -96,8 +96,21 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             let Some(path) = self.search(c) else {
                 return Err(InsertError::Full);
             };
-            if !path.moves().iter().all(|&step| self.apply(step)) {
+            // A plain insert puts its fingerprint into the slot the last move frees, under
+            // that move's lock (which covers the key's bucket): no second locking round.
+            // `insert_unique` must re-check both buckets under their pair lock instead.
+            let moves = path.moves();
+            let fill_last = !unique && !moves.is_empty();
+            let last = moves.len().wrapping_sub(1);
+            let applied = moves.iter().enumerate().all(|(k, &step)| {
+                let fill = (fill_last && k == last).then_some(c.fp);
+                self.apply(step, fill)
+            });
+            if !applied {
                 continue;
+            }
+            if fill_last {
+                return Ok(true);
             }
             let guard = self.lock_candidates(c);
             match self.place(&guard, c, unique) {
@@ -171,8 +184,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         path
     }
 
-    /// Carries out one move under its pair lock, if the path still holds there.
-    fn apply(&self, step: Move) -> bool {
+    /// Carries out one move under its pair lock, if the path still holds there; then
+    /// stores `fill` (a new fingerprint) in the freed slot, if given.
+    fn apply(&self, step: Move, fill: Option<u64>) -> bool {
         let (from_stripe, to_stripe) = (self.stripe_of(step.from), self.stripe_of(step.to));
         let guard = self.stripes.lock_pair(from_stripe, to_stripe);
         if self.table.slot(step.from, step.from_slot) != step.fp
@@ -185,11 +199,15 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             // (Readers still need the stamps: they read the two buckets at different
             // instants, and could read `to` before the copy and `from` after the clear.)
             self.table.set_slot(step.to, step.to_slot, step.fp);
-            self.table.set_slot(step.from, step.from_slot, 0);
+            self.table
+                .set_slot(step.from, step.from_slot, fill.unwrap_or(0));
         });
         if from_stripe != to_stripe {
             guard.count_removed(from_stripe);
             guard.count_added(to_stripe);
+        }
+        if fill.is_some() {
+            guard.count_added(from_stripe);
         }
         true
     }

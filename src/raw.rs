@@ -130,6 +130,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// `Ok(false)`: `unique` and already present.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
         let c = self.locate(hash);
+        if self.needs_kick(c, unique) {
+            return self.insert_kicking(c, unique);
+        }
         let placement = {
             let guard = self.lock_candidates(c);
             self.place(&guard, c, unique)
@@ -140,6 +143,18 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             Placement::OnlyCopies => Err(InsertError::TooManyCopies),
             Placement::Full => self.insert_kicking(c, unique),
         }
+    }
+
+    /// A look without the lock: both buckets are full of other fingerprints (so the
+    /// insert can go straight to the kick search instead of locking only to learn that).
+    /// Loading the buckets here also brings them into cache before the lock is taken,
+    /// which shortens the critical section. The locked `place` decides in every other
+    /// case, including a stale view.
+    #[inline]
+    fn needs_kick(&self, c: Candidates, unique: bool) -> bool {
+        let pair = self.table.load_pair(c.i1, c.i2);
+        let copies = match_pair::<F>(&pair, c.fp, B);
+        !match_pair::<F>(&pair, 0, B).any() && copies.count() < 2 * B && !(unique && copies.any())
     }
 
     /// Puts the fingerprint into a free slot of its two buckets, first bucket first. The
