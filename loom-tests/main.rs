@@ -55,6 +55,23 @@ impl Keys {
     }
 }
 
+/// Places `hash` in `bucket` (one of its two), failing the model if it cannot.
+fn put(filter: &Filter, hash: u64, bucket: usize) {
+    assert!(
+        filter.debug_insert_into(hash, bucket),
+        "setup: bucket {bucket} full"
+    );
+}
+
+/// Slots of `bucket` in use.
+fn used(filter: &Filter, bucket: usize) -> usize {
+    filter
+        .debug_bucket(bucket)
+        .iter()
+        .filter(|&&fp| fp != 0)
+        .count()
+}
+
 /// Runs `model` under loom and prints the number of executions explored.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -77,17 +94,14 @@ fn lookup_during_kick_move_of_its_key() {
         let mut keys = Keys::new();
         // Bucket 0: [X, P, Q, R], X's other bucket 3 empty; bucket 1 full.
         let x = keys.with_buckets(&filter, 0, 3);
-        filter.insert_hash(x).unwrap();
+        put(&filter, x, 0);
         for _ in 0..3 {
-            filter
-                .insert_hash(keys.with_buckets(&filter, 0, 1))
-                .unwrap();
+            put(&filter, keys.with_buckets(&filter, 0, 1), 0);
         }
         for _ in 0..4 {
-            filter
-                .insert_hash(keys.with_buckets(&filter, 1, 0))
-                .unwrap();
+            put(&filter, keys.with_buckets(&filter, 1, 0), 1);
         }
+        assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(x).0);
         // Y's buckets are 0 and 1, both full: the BFS moves X (slot 0 of bucket 0) to 3.
         let y = keys.with_buckets(&filter, 0, 1);
 
@@ -119,13 +133,13 @@ fn two_inserts_into_one_bucket_pair() {
         let mut present = Vec::new();
         for _ in 0..4 {
             present.push(keys.with_buckets(&filter, 0, 1));
+            put(&filter, *present.last().unwrap(), 0);
         }
         for _ in 0..3 {
             present.push(keys.with_buckets(&filter, 3, 2));
+            put(&filter, *present.last().unwrap(), 3);
         }
-        for &key in &present {
-            filter.insert_hash(key).unwrap();
-        }
+        assert_eq!((used(&filter, 0), used(&filter, 3)), (4, 3));
         let racers: Vec<u64> = (0..2).map(|_| keys.with_buckets(&filter, 0, 3)).collect();
 
         let threads: Vec<_> = racers
@@ -176,8 +190,8 @@ fn remove_during_lookup_of_a_neighbour() {
         let mut keys = Keys::new();
         let x = keys.with_buckets(&filter, 0, 3);
         let y = keys.with_buckets(&filter, 0, 3);
-        filter.insert_hash(y).unwrap();
-        filter.insert_hash(x).unwrap();
+        put(&filter, y, 0);
+        put(&filter, x, 0);
 
         let remover = {
             let filter = Arc::clone(&filter);
@@ -206,22 +220,24 @@ fn kick_path_invalidated_by_concurrent_writer() {
         let mut keys = Keys::new();
         // Bucket 0: [X, P, Q, R]; bucket 3: three slots used, one free; bucket 1 full of
         // fingerprints whose other bucket is the empty bucket 2.
-        let x = keys.with_buckets(&filter, 0, 3);
-        let mut present = vec![x];
-        for _ in 0..3 {
-            present.push(keys.with_buckets(&filter, 0, 1));
+        let mut present = Vec::new();
+        for (count, i1, i2) in [(1, 0, 3), (3, 0, 1), (3, 3, 2), (4, 1, 2)] {
+            for _ in 0..count {
+                let key = keys.with_buckets(&filter, i1, i2);
+                put(&filter, key, i1);
+                present.push(key);
+            }
         }
-        for _ in 0..3 {
-            present.push(keys.with_buckets(&filter, 3, 2));
-        }
-        for _ in 0..4 {
-            present.push(keys.with_buckets(&filter, 1, 2));
-        }
-        for &key in &present {
-            filter.insert_hash(key).unwrap();
-        }
+        let x = present[0];
+        assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(x).0);
+        assert_eq!(
+            (used(&filter, 1), used(&filter, 2), used(&filter, 3)),
+            (4, 0, 3)
+        );
         let y = keys.with_buckets(&filter, 0, 1);
-        let z = keys.with_buckets(&filter, 3, 2);
+        // Z's buckets are 3 and the full bucket 0: it goes straight into the slot that
+        // X's move targets.
+        let z = keys.with_buckets(&filter, 3, 0);
 
         let kicker = {
             let filter = Arc::clone(&filter);

@@ -299,6 +299,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
         (c.fp, c.i1, c.i2)
     }
 
+    /// Inserts a pre-hashed key into one chosen candidate bucket (false if `bucket` is
+    /// not one of its two, or is full), so a test can lay out a table exactly.
+    pub fn debug_insert_into(&self, hash: u64, bucket: usize) -> bool {
+        self.raw.insert_into(hash, bucket)
+    }
+
     /// The fingerprints in `bucket`, slot by slot (0 = empty).
     pub fn debug_bucket(&self, bucket: usize) -> Vec<u64> {
         self.raw.table.load_bucket(bucket).to_vec()

@@ -193,6 +193,27 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         }
     }
 
+    /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has
+    /// room: lets tests and loom models lay out a table exactly.
+    pub(crate) fn insert_into(&self, hash: u64, bucket: usize) -> bool {
+        let c = self.locate(hash);
+        if bucket != c.i1 && bucket != c.i2 {
+            return false;
+        }
+        let guard = self.lock_candidates(c);
+        let Some(slot) = self
+            .table
+            .load_bucket(bucket)
+            .iter()
+            .position(|&fp| fp == 0)
+        else {
+            return false;
+        };
+        self.table.set_slot(bucket, slot, c.fp);
+        guard.count_added(self.stripe_of(bucket));
+        true
+    }
+
     /// Removes one copy of `hash`'s fingerprint; false if there is none.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.locate(hash);
