@@ -28,6 +28,22 @@ MUTATIONS = {
         self.table.set_slot(step.from, step.from_slot, 0);
         ({""",
     ),
+    "a2": (
+        "lookup_during_kick_move_of_its_key",
+        "reader drops the acquire fence between reading the buckets and re-reading the versions",
+        "src/stripe.rs",
+        """        fence(Ordering::Acquire);
+        // Compared without short-circuit""",
+        """        // Compared without short-circuit""",
+    ),
+    "a3": (
+        "lookup_during_kick_move_of_its_key",
+        "mover drops the release fence between the odd stamp and the rewritten words",
+        "src/stripe.rs",
+        """        fence(Ordering::Release);
+        rewrite();""",
+        """        rewrite();""",
+    ),
     "b": (
         "two_inserts_into_one_bucket_pair",
         "stripe locks lock nothing (writers store without mutual exclusion)",
