@@ -15,6 +15,7 @@ use crate::keys::{KeySpace, Mix, Op, ThreadPlan, thread_plan};
 use crate::peers::{Concurrent, Filter, PeerDef, Sizing, Tally};
 use crate::reference::failures;
 use crate::report::median;
+use crate::system::thread_cpu_ns;
 
 pub struct Config {
     pub items: usize,
@@ -38,6 +39,9 @@ pub struct Row {
     /// Aggregate operations per second of each sample.
     pub samples: Vec<f64>,
     pub ops_per_sec: Option<f64>,
+    /// CPU time per operation, summed over the threads (median of the samples); `None`
+    /// where the platform does not report per-thread CPU time.
+    pub cpu_ns_per_op: Option<f64>,
     pub false_negatives: usize,
     pub false_positives: u64,
     pub negative_lookups: u64,
@@ -64,6 +68,7 @@ struct Subject {
     filter: Box<dyn Filter>,
     not_applicable: Option<&'static str>,
     samples: Vec<f64>,
+    cpu_ns: Vec<f64>,
     tally: Tally,
 }
 
@@ -103,6 +108,7 @@ pub fn run(
                     filter,
                     not_applicable,
                     samples: Vec::new(),
+                    cpu_ns: Vec::new(),
                     tally,
                 }
             })
@@ -112,12 +118,15 @@ pub fn run(
         for sample in 0..cfg.samples {
             for s in subjects.iter_mut().filter(|s| s.not_applicable.is_none()) {
                 let ops: Vec<&[Op]> = plans.iter().map(|p| &p.samples[sample][..]).collect();
-                let (secs, tally) = match s.filter.concurrent() {
+                let (secs, cpu_ns, tally) = match s.filter.concurrent() {
                     Some(shared) => run_shared(shared, &ops, &cfg.cores),
                     // Single-threaded filters only run with one thread (see `not_applicable`).
                     None => run_exclusive(s.filter.as_mut(), ops[0]),
                 };
                 s.samples.push(total_ops as f64 / secs);
+                if let Some(ns) = cpu_ns {
+                    s.cpu_ns.push(ns as f64 / total_ops as f64);
+                }
                 s.tally.merge(tally);
                 bar.inc(1);
             }
@@ -131,6 +140,7 @@ pub fn run(
                 threads,
                 not_applicable: s.not_applicable,
                 ops_per_sec: (!s.samples.is_empty()).then(|| median(&s.samples)),
+                cpu_ns_per_op: (!s.cpu_ns.is_empty()).then(|| median(&s.cpu_ns)),
                 samples: s.samples,
                 false_negatives,
                 false_positives: s.tally.false_pos,
@@ -145,14 +155,14 @@ pub fn run(
 
 /// Runs one sample of a thread-safe filter: thread `t` runs `ops[t]`. All threads start at
 /// one barrier; the time is from the first start to the last finish, so a straggler counts
-/// against throughput.
+/// against throughput. Also returns the CPU time all threads spent, if the platform says.
 fn run_shared(
     filter: &dyn Concurrent,
     ops: &[&[Op]],
     cores: &[core_affinity::CoreId],
-) -> (f64, Tally) {
+) -> (f64, Option<u64>, Tally) {
     let barrier = Barrier::new(ops.len());
-    let results: Vec<(Instant, Instant, Tally)> = std::thread::scope(|scope| {
+    let results: Vec<(Instant, Instant, Option<u64>, Tally)> = std::thread::scope(|scope| {
         let handles: Vec<_> = ops
             .iter()
             .enumerate()
@@ -165,8 +175,10 @@ fn run_shared(
                     let mut tally = Tally::default();
                     barrier.wait();
                     let start = Instant::now();
+                    let cpu_start = thread_cpu_ns();
                     filter.run_ops(ops, &mut tally);
-                    (start, Instant::now(), tally)
+                    let cpu = cpu_start.zip(thread_cpu_ns()).map(|(a, b)| b - a);
+                    (start, Instant::now(), cpu, tally)
                 })
             })
             .collect();
@@ -185,21 +197,24 @@ fn run_shared(
         .map(|r| r.1)
         .max()
         .expect("at least one thread");
+    let cpu = results.iter().map(|r| r.2).sum::<Option<u64>>();
     let mut tally = Tally::default();
-    for (_, _, t) in results {
+    for (_, _, _, t) in results {
         tally.merge(t);
     }
-    (end.duration_since(start).as_secs_f64(), tally)
+    (end.duration_since(start).as_secs_f64(), cpu, tally)
 }
 
 /// Runs one sample of a single-threaded filter on the calling thread (pinned to the first
 /// core, like thread 0 of [`run_shared`]). Some peers hold thread-local state (a `ThreadRng`)
 /// and could not be moved to another thread anyway.
-fn run_exclusive(filter: &mut dyn Filter, ops: &[Op]) -> (f64, Tally) {
+fn run_exclusive(filter: &mut dyn Filter, ops: &[Op]) -> (f64, Option<u64>, Tally) {
     let mut tally = Tally::default();
     let start = Instant::now();
+    let cpu_start = thread_cpu_ns();
     filter.run_ops(ops, &mut tally);
-    (start.elapsed().as_secs_f64(), tally)
+    let cpu = cpu_start.zip(thread_cpu_ns()).map(|(a, b)| b - a);
+    (start.elapsed().as_secs_f64(), cpu, tally)
 }
 
 /// Progress units [`run`] reports, for sizing the bar.

@@ -165,3 +165,12 @@ fn crate_versions() -> Vec<String> {
         .map(|(n, v)| format!("{n} {v}"))
         .collect()
 }
+
+/// CPU time the calling thread has run, in nanoseconds, from the scheduler's own account
+/// (`/proc/thread-self/schedstat`, first field); `None` where that file is missing.
+/// Unlike wall time it does not grow while the thread waits for a core, so per-operation
+/// CPU time shows whether threads slow each other down even on a busy machine.
+pub fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}

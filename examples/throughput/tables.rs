@@ -87,6 +87,7 @@ pub fn print_mixed(doc: &mut Doc, cfg: &mixed::Config, mix: &keys::Mix, rows: &[
     let (lo, hi) = (threads[0], threads[threads.len() - 1]);
     if threads.len() > 1 {
         header.push(format!("{hi}T/{lo}T"));
+        header.push(format!("CPU ns/op {lo}T → {hi}T"));
     }
     header.extend(["FN", "FPR", "insert fails"].map(String::from));
     let mut t = Table::new(header);
@@ -117,6 +118,15 @@ pub fn print_mixed(doc: &mut Doc, cfg: &mixed::Config, mix: &keys::Mix, rows: &[
                 _ => "n/a".into(),
             };
             cells.push(ratio);
+            // Readers that never slow each other down keep this ratio near 1.
+            let cpu = match (
+                at(lo).and_then(|r| r.cpu_ns_per_op),
+                at(hi).and_then(|r| r.cpu_ns_per_op),
+            ) {
+                (Some(a), Some(b)) => format!("{a:.1} → {b:.1} ({:.2}×)", b / a),
+                _ => "n/a".into(),
+            };
+            cells.push(cpu);
         }
         let ran: Vec<&&mixed::Row> = mine.iter().filter(|r| r.ops_per_sec.is_some()).collect();
         if ran.is_empty() {
