@@ -82,33 +82,26 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
     /// Uses `hasher` to hash keys. It must be deterministic for the filter's lifetime;
     /// for a filter that outlives the process it must be stable too.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<F, B, T> {
-        Builder {
-            capacity: self.capacity,
-            buckets: self.buckets,
-            stripes: self.stripes,
-            hasher,
-            _fingerprint: PhantomData,
-        }
+        self.retype(|_| hasher)
     }
 
     /// Stores fingerprints of type `G` (`u8`, `u16` or `u32`).
     pub fn fingerprint<G: Fingerprint>(self) -> Builder<G, B, S> {
-        Builder {
-            capacity: self.capacity,
-            buckets: self.buckets,
-            stripes: self.stripes,
-            hasher: self.hasher,
-            _fingerprint: PhantomData,
-        }
+        self.retype(|hasher| hasher)
     }
 
     /// Uses `C` slots per bucket (4 or 8; other values do not compile).
     pub fn slots<const C: usize>(self) -> Builder<F, C, S> {
+        self.retype(|hasher| hasher)
+    }
+
+    /// The same settings under other type parameters (the hasher mapped by `hasher`).
+    fn retype<G, const C: usize, T>(self, hasher: impl FnOnce(S) -> T) -> Builder<G, C, T> {
         Builder {
             capacity: self.capacity,
             buckets: self.buckets,
             stripes: self.stripes,
-            hasher: self.hasher,
+            hasher: hasher(self.hasher),
             _fingerprint: PhantomData,
         }
     }
