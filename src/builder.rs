@@ -71,9 +71,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
         self
     }
 
-    /// Sets the number of writer stripes (a power of two). By default it grows with the
-    /// table, from 16 to 1,024. More stripes let more writers run at once and cost 20
-    /// bytes each.
+    /// Sets the number of writer stripes (a power of two, at most 65,536). By default it
+    /// grows with the table, from 16 to 1,024. More stripes let more writers run at once
+    /// and cost 20 bytes each.
     pub fn stripes(mut self, stripes: usize) -> Self {
         self.stripes = Some(stripes);
         self
@@ -111,8 +111,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
     /// # Errors
     ///
     /// [`BuildError::MissingSize`] without a capacity or bucket count,
-    /// [`BuildError::TooLarge`] beyond 2^32 buckets or the address space, and
-    /// [`BuildError::InvalidStripes`] for a stripe count that is not a power of two.
+    /// [`BuildError::TooLarge`] beyond 2^32 buckets or the address space,
+    /// [`BuildError::InvalidStripes`] for a stripe count that is not a power of two up to
+    /// 65,536, and [`BuildError::OutOfMemory`] if the table cannot be allocated.
     pub fn build(self) -> Result<CuckooFilter<F, B, S>, BuildError> {
         let buckets = match (self.buckets, self.capacity) {
             (Some(buckets), _) => buckets,
@@ -126,14 +127,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
             .filter(|&n| n.checked_mul(B * F::BITS as usize / 8).is_some())
             .ok_or(BuildError::TooLarge)?;
         let stripes = match self.stripes {
-            Some(n) if n.is_power_of_two() => n,
+            Some(n) if n.is_power_of_two() && n <= MAX_STRIPES => n,
             Some(n) => return Err(BuildError::InvalidStripes(n)),
             None => default_stripes(buckets),
         };
-        Ok(CuckooFilter::from_parts(
-            RawFilter::new(buckets, stripes),
-            self.hasher,
-        ))
+        let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
+        Ok(CuckooFilter::from_parts(raw, self.hasher))
     }
 }
 
@@ -153,6 +152,10 @@ fn buckets_for_items(items: usize, slots: usize) -> usize {
     let spare = 2 + (items as f64).sqrt() as usize / 16;
     slots_needed.div_ceil(slots).saturating_add(spare)
 }
+
+/// The most stripes a filter takes (libcuckoo's bound): beyond it the arrays stop being
+/// cache resident and no machine has the writers to use them.
+const MAX_STRIPES: usize = 1 << 16;
 
 /// One stripe per 256 buckets, between 16 and 1,024: enough that two writers rarely meet,
 /// few enough that the version array stays in L1 and costs < 0.2 bits per item.

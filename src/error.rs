@@ -39,8 +39,10 @@ pub enum BuildError {
     /// The requested size needs more than 2^32 buckets (the bucket index is a 32-bit range
     /// reduction) or more memory than this platform can address.
     TooLarge,
-    /// The stripe count must be a power of two, at least 1.
+    /// The stripe count must be a power of two from 1 to 65,536.
     InvalidStripes(usize),
+    /// The allocator could not provide the table.
+    OutOfMemory,
 }
 
 impl fmt::Display for BuildError {
@@ -49,8 +51,9 @@ impl fmt::Display for BuildError {
             Self::MissingSize => f.write_str("no capacity or bucket count was given"),
             Self::TooLarge => f.write_str("requested size exceeds 2^32 buckets"),
             Self::InvalidStripes(n) => {
-                write!(f, "stripe count {n} is not a power of two of at least 1")
+                write!(f, "stripe count {n} is not a power of two from 1 to 65,536")
             }
+            Self::OutOfMemory => f.write_str("the table could not be allocated"),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The engine on pre-hashed keys: the table, its stripes, and every operation's
 //! concurrency protocol except kicking (in `kick.rs`).
 
+use std::collections::TryReserveError;
+
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SlotMask, match_pair};
 use crate::index::{Candidates, Indexer};
@@ -38,14 +40,14 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     );
 
     /// `buckets` even and in `2..=2^32`, `stripes` a power of two.
-    pub(crate) fn new(buckets: usize, stripes: usize) -> Self {
+    pub(crate) fn new(buckets: usize, stripes: usize) -> Result<Self, TryReserveError> {
         #[allow(clippy::let_unit_value)]
         let () = Self::SUPPORTED;
-        Self {
-            table: Table::new(buckets),
+        Ok(Self {
+            table: Table::new(buckets)?,
             stripes: Stripes::new(stripes),
             indexer: Indexer::new(buckets),
-        }
+        })
     }
 
     #[inline]

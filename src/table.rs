@@ -12,6 +12,7 @@
 //! to buckets, so two 32-bit buckets that share a word share a stripe), which is why a
 //! slot update is a plain load-modify-store rather than a read-modify-write.
 
+use std::collections::TryReserveError;
 use std::marker::PhantomData;
 
 use crate::fingerprint::{Fingerprint, Pair};
@@ -54,17 +55,20 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     };
     const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
 
-    pub(crate) fn new(buckets: usize) -> Self {
-        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
-        let words: Box<[AtomicU64]> = (0..len + WORDS_PER_LINE - 1)
-            .map(|_| AtomicU64::new(0))
-            .collect();
+    /// An empty table, or the allocator's refusal (reported, not aborted on, so that a
+    /// size the machine cannot hold is a `BuildError`).
+    pub(crate) fn new(buckets: usize) -> Result<Self, TryReserveError> {
+        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET + WORDS_PER_LINE - 1;
+        let mut words = Vec::new();
+        words.try_reserve_exact(len)?;
+        words.extend((0..len).map(|_| AtomicU64::new(0)));
+        let words = words.into_boxed_slice();
         let first = words_to_line_boundary(&words);
-        Self {
+        Ok(Self {
             words,
             first,
             _fingerprint: PhantomData,
-        }
+        })
     }
 
     /// Bytes of table memory, spare alignment words included.
@@ -159,7 +163,7 @@ mod tests {
     /// does: by slot, by bucket and as a pair.
     fn round_trip<F: Fingerprint, const B: usize>() {
         let buckets = 10;
-        let table = Table::<F, B>::new(buckets);
+        let table = Table::<F, B>::new(buckets).unwrap();
         let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS) + B as u64);
         let mut model = vec![[0u64; B]; buckets];
         for _ in 0..500 {
@@ -195,7 +199,7 @@ mod tests {
     #[test]
     fn table_is_cache_line_aligned_and_sized_exactly() {
         for buckets in [2, 10, 1_000] {
-            let table = Table::<u16, 4>::new(buckets);
+            let table = Table::<u16, 4>::new(buckets).unwrap();
             assert_eq!(table.word(0) as *const AtomicU64 as usize % 64, 0);
             assert_eq!(table.memory_usage(), (buckets + WORDS_PER_LINE - 1) * 8);
         }
