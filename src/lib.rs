@@ -57,9 +57,11 @@
 //!    block on a writer that is merely inserting or removing; they retry only when a kick
 //!    moved fingerprints in their two buckets during the read.
 //! 4. **Bounded false-positive rate.** With `b` slots per bucket, load `α` and `f`-bit
-//!    fingerprints, FPR ≤ 2·b·α / 2^f: for the default at 95% load, 0.0116%.
+//!    fingerprints, the expected FPR is at most 2·b·α / (2^f − 1) ≈ 2·b·α / 2^f (a
+//!    negative key matches each of the 2·b·α occupied candidate slots with probability
+//!    1 / (2^f − 1)): for the default at 95% load, 0.0116%.
 //! 5. **No panics, no UB on any input.** Failures are typed errors ([`InsertError`],
-//!    [`BuildError`]); the crate has no `unsafe` code (`#![forbid(unsafe_code)]`). The
+//!    [`BuildError`], including an allocation failure); the crate has no `unsafe` code (`#![forbid(unsafe_code)]`). The
 //!    only panicking constructors say so (`with_capacity` beyond 2^32 buckets).
 //!
 //! Multiset semantics follow RedisBloom's `CF.ADD`/`CF.ADDNX`/`CF.COUNT`/`CF.DEL`:
