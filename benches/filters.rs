@@ -268,7 +268,7 @@ fn mixed<F: ConcurrentFilter>(
 
 fn benches(c: &mut Criterion) {
     // Single-threaded groups run on the first core, as thread 0 of the threaded ones does.
-    if let Some(core) = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().next()) {
+    if let Some(&core) = common::all_cores().first() {
         core_affinity::set_for_current(core);
     }
     for (size_label, items) in sizes() {

@@ -426,7 +426,7 @@ impl<'k> Worker<'k> {
         };
         // Twice the live keys, so an insert never meets a key still live.
         let churn = random_keys(&mut rng, 2 * CHURN_LIVE / threads, CHURN_TAG);
-        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let cores = all_cores();
         Worker {
             core: (!cores.is_empty()).then(|| cores[index % cores.len()]),
             ops,
@@ -542,6 +542,15 @@ impl<'k> Worker<'k> {
             }
         }
     }
+}
+
+/// Every core this process may run on, read once. Read it before pinning any thread:
+/// `core_affinity::get_core_ids` reports the *calling thread's* allowed cores, so after
+/// the main thread is pinned it would name that one core only, and every worker would
+/// then be pinned onto it.
+pub fn all_cores() -> &'static [CoreId] {
+    static CORES: std::sync::OnceLock<Vec<CoreId>> = std::sync::OnceLock::new();
+    CORES.get_or_init(|| core_affinity::get_core_ids().unwrap_or_default())
 }
 
 /// Runs `work(worker, share)` on one pinned thread per worker, each doing its share of
