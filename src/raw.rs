@@ -73,9 +73,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Whether `hash`'s fingerprint is in either candidate bucket.
     ///
-    /// A hit is returned as soon as it is seen: the fingerprint was there. A miss counts
-    /// only if no kick move overlapped the read (it could have carried the fingerprint
-    /// from the bucket not yet read into the one already read).
+    /// A miss counts only if no kick move overlapped the read (a move could have carried
+    /// the fingerprint from the bucket not yet read into the one already read). Once a
+    /// read has been overlapped, a hit is returned at once: the fingerprint was there.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         self.read(self.locate(hash), true).any()
