@@ -87,7 +87,7 @@
 //! A lookup hashes once, reads two stripe versions from a small cache-resident array
 //! and the two buckets (each within one cache line), and compares both buckets against
 //! the fingerprint with one SIMD instruction sequence. Writers on different stripes
-//! share nothing but the table. The table holds any even number of buckets (no rounding
+//! never wait for each other. The table holds any even number of buckets (no rounding
 //! up to a power of two), so the default configuration costs about 16.8 bits per item at
 //! its rated capacity. See the README for measured figures.
 //!
