@@ -55,7 +55,8 @@
 //!    filter holds exactly what it held before the call. Nothing is evicted.
 //! 3. **Readers take no lock and write no shared memory.** `contains` and `count` never
 //!    block on a writer that is merely inserting or removing; they retry only when a kick
-//!    moved fingerprints in their two buckets during the read.
+//!    moved fingerprints in a stripe of one of their two buckets during the read, and take
+//!    the pair lock only after eight such retries in a row.
 //! 4. **Bounded false-positive rate.** With `b` slots per bucket, load `α` and `f`-bit
 //!    fingerprints, the expected FPR is at most 2·b·α / (2^f − 1) ≈ 2·b·α / 2^f (a
 //!    negative key matches each of the 2·b·α occupied candidate slots with probability

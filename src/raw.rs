@@ -66,9 +66,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             .lock_pair(self.stripe_of(c.i1), self.stripe_of(c.i2))
     }
 
+    /// Slots of `c`'s two buckets that hold its fingerprint.
     #[inline]
-    fn matches(&self, c: Candidates, fp: u64) -> SlotMask {
-        match_pair::<F>(&self.table.load_pair(c.i1, c.i2), fp, B)
+    fn matches(&self, c: Candidates) -> SlotMask {
+        match_pair::<F>(&self.table.load_pair(c.i1, c.i2), c.fp, B)
     }
 
     /// Whether `hash`'s fingerprint is in either candidate bucket.
@@ -96,7 +97,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     fn read(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
         if let Some(stamp) = self.stripes.stamp(s1, s2) {
-            let hits = self.matches(c, c.fp);
+            let hits = self.matches(c);
             if self.stripes.validate(s1, s2, stamp) {
                 return hits;
             }
@@ -119,13 +120,13 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             let Some(stamp) = self.stripes.stamp(s1, s2) else {
                 continue;
             };
-            let hits = self.matches(c, c.fp);
+            let hits = self.matches(c);
             if (hit_is_final && hits.any()) || self.stripes.validate(s1, s2, stamp) {
                 return hits;
             }
         }
         let _guard = self.lock_candidates(c);
-        self.matches(c, c.fp)
+        self.matches(c)
     }
 
     /// Inserts a copy of `hash`'s fingerprint (only if absent when `unique`).
@@ -155,12 +156,17 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     #[inline]
     fn needs_kick(&self, c: Candidates, unique: bool) -> bool {
         let pair = self.table.load_pair(c.i1, c.i2);
+        if match_pair::<F>(&pair, 0, B).any() {
+            return false;
+        }
+        // Full. Kicking is pointless if the buckets hold only copies of this key, or (for
+        // `insert_unique`) if it is already there: `place` reports those.
         let copies = match_pair::<F>(&pair, c.fp, B);
-        !match_pair::<F>(&pair, 0, B).any() && copies.count() < 2 * B && !(unique && copies.any())
+        copies.count() < 2 * B && !(unique && copies.any())
     }
 
-    /// Puts the fingerprint into a free slot of its two buckets, first bucket first. The
-    /// caller holds `c`'s pair lock, so the check and the store are one atomic step.
+    /// Puts the fingerprint into a free slot of the emptier of its two buckets. The caller
+    /// holds `c`'s pair lock, so the check and the store are one atomic step.
     pub(crate) fn place(&self, guard: &PairGuard<'_>, c: Candidates, unique: bool) -> Placement {
         let pair = self.table.load_pair(c.i1, c.i2);
         let copies = match_pair::<F>(&pair, c.fp, B);
@@ -220,7 +226,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.locate(hash);
         let guard = self.lock_candidates(c);
-        let Some(hit) = self.matches(c, c.fp).first() else {
+        let Some(hit) = self.matches(c).first() else {
             return false;
         };
         let (bucket, slot) = if hit < B {

@@ -166,11 +166,11 @@ fn crate_versions() -> Vec<String> {
         .collect()
 }
 
-/// CPU time the calling thread has run, in nanoseconds, from the scheduler's own account
-/// (`/proc/thread-self/schedstat`, first field); `None` where that file is missing.
-/// Unlike wall time it does not grow while the thread waits for a core, so per-operation
-/// CPU time shows whether threads slow each other down even on a busy machine.
+/// CPU time the calling thread has run, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`);
+/// `None` where the platform cannot say. Unlike wall time it does not grow while the
+/// thread waits for a core, so per-operation CPU time shows whether threads slow each
+/// other down even on a busy machine.
 pub fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
+    let now = cpu_time::ThreadTime::try_now().ok()?;
+    u64::try_from(now.as_duration().as_nanos()).ok()
 }

@@ -123,7 +123,7 @@ pub fn print_mixed(doc: &mut Doc, cfg: &mixed::Config, mix: &keys::Mix, rows: &[
                 at(lo).and_then(|r| r.cpu_ns_per_op),
                 at(hi).and_then(|r| r.cpu_ns_per_op),
             ) {
-                (Some(a), Some(b)) => format!("{a:.1} → {b:.1} ({:.2}×)", b / a),
+                (Some(a), Some(b)) if a > 0.0 => format!("{a:.1} → {b:.1} ({:.2}×)", b / a),
                 _ => "n/a".into(),
             };
             cells.push(cpu);

@@ -31,10 +31,7 @@ impl Atomic {
 
 impl Concurrent for Atomic {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: true,
-            remove: true,
-        }
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&self, key: u64) -> bool {

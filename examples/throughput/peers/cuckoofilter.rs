@@ -37,16 +37,11 @@ fn new_inner(s: &Sizing) -> Inner {
     Inner::with_capacity(s.items)
 }
 
-const CAPS: Caps = Caps {
-    insert: true,
-    remove: true,
-};
-
 struct Plain(Inner);
 
 impl Filter for Plain {
     fn caps(&self) -> Caps {
-        CAPS
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
@@ -77,7 +72,7 @@ impl InMutex {
 
 impl Concurrent for InMutex {
     fn caps(&self) -> Caps {
-        CAPS
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&self, key: u64) -> bool {
@@ -100,7 +95,7 @@ struct InRwLock(RwLock<Inner>);
 
 impl Concurrent for InRwLock {
     fn caps(&self) -> Caps {
-        CAPS
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&self, key: u64) -> bool {

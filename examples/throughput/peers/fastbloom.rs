@@ -36,10 +36,7 @@ struct Bloom(AtomicBloomFilter);
 
 impl Concurrent for Bloom {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: true,
-            remove: false,
-        }
+        Caps::INSERT_ONLY
     }
     #[inline]
     fn insert(&self, key: u64) -> bool {

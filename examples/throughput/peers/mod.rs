@@ -25,6 +25,24 @@ pub struct Caps {
     pub remove: bool,
 }
 
+impl Caps {
+    /// Inserts and removes, like ours.
+    pub const DYNAMIC: Caps = Caps {
+        insert: true,
+        remove: true,
+    };
+    /// Inserts but cannot delete (Bloom filters).
+    pub const INSERT_ONLY: Caps = Caps {
+        insert: true,
+        remove: false,
+    };
+    /// Built once from all keys; lookups only.
+    pub const STATIC: Caps = Caps {
+        insert: false,
+        remove: false,
+    };
+}
+
 /// Counts kept by the batch kernels. The keys of the rare misses are kept (not just counted)
 /// so a run can tell a real false negative from a key whose insert had failed.
 #[derive(Default, Debug)]
@@ -101,17 +119,11 @@ pub trait Filter {
 
     /// Runs a mixed operation sequence.
     fn run_ops(&mut self, ops: &[Op], tally: &mut Tally) {
-        for &op in ops {
-            match op {
-                Op::Insert(key) => {
-                    if !self.insert(key) {
-                        tally.insert_failed.push(key);
-                    }
-                }
-                Op::Remove(key) => tally.remove_missed += u64::from(!self.remove(key)),
-                Op::Read(probe) => probe_one(probe, tally, self.contains(probe.key)),
-            }
-        }
+        run_each(ops, tally, |op| match op {
+            Op::Insert(key) => self.insert(key),
+            Op::Remove(key) => self.remove(key),
+            Op::Read(probe) => self.contains(probe.key),
+        });
     }
 }
 
@@ -130,17 +142,11 @@ pub trait Concurrent: Sync {
 
     /// Runs a mixed operation sequence (monomorphized, like [`Filter::run_ops`]).
     fn run_ops(&self, ops: &[Op], tally: &mut Tally) {
-        for &op in ops {
-            match op {
-                Op::Insert(key) => {
-                    if !self.insert(key) {
-                        tally.insert_failed.push(key);
-                    }
-                }
-                Op::Remove(key) => tally.remove_missed += u64::from(!self.remove(key)),
-                Op::Read(probe) => probe_one(probe, tally, self.contains(probe.key)),
-            }
-        }
+        run_each(ops, tally, |op| match op {
+            Op::Insert(key) => self.insert(key),
+            Op::Remove(key) => self.remove(key),
+            Op::Read(probe) => self.contains(probe.key),
+        });
     }
 }
 
@@ -169,6 +175,21 @@ impl<T: Concurrent> Filter for Shared<T> {
     }
     fn concurrent(&self) -> Option<&dyn Concurrent> {
         Some(&self.0)
+    }
+}
+
+/// Runs `ops` through `apply` (which performs one and returns its outcome: inserted,
+/// removed, or found) and books each outcome, for both filter traits alike.
+#[inline(always)]
+fn run_each(ops: &[Op], tally: &mut Tally, mut apply: impl FnMut(Op) -> bool) {
+    for &op in ops {
+        let outcome = apply(op);
+        match op {
+            Op::Insert(key) if !outcome => tally.insert_failed.push(key),
+            Op::Insert(_) => {}
+            Op::Remove(_) => tally.remove_missed += u64::from(!outcome),
+            Op::Read(probe) => probe_one(probe, tally, outcome),
+        }
     }
 }
 

@@ -20,7 +20,7 @@ macro_rules! layouts {
         $(
             impl Concurrent for Ours<CuckooFilter<$fp, $slots>> {
                 fn caps(&self) -> Caps {
-                    Caps { insert: true, remove: true }
+                    Caps::DYNAMIC
                 }
                 #[inline]
                 fn insert(&self, key: u64) -> bool {

@@ -18,10 +18,7 @@ struct QFilter(qfilter::Filter);
 
 impl Filter for QFilter {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: true,
-            remove: true,
-        }
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {

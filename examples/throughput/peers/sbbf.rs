@@ -16,10 +16,7 @@ struct Sbbf(sbbf_rs_safe::Filter);
 
 impl Filter for Sbbf {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: true,
-            remove: false,
-        }
+        Caps::INSERT_ONLY
     }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {

@@ -15,10 +15,7 @@ struct Scalable(ScalableCuckooFilter<u64>);
 
 impl Filter for Scalable {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: true,
-            remove: true,
-        }
+        Caps::DYNAMIC
     }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {

@@ -16,10 +16,7 @@ struct Fuse(Option<BinaryFuse16>);
 
 impl Filter for Fuse {
     fn caps(&self) -> Caps {
-        Caps {
-            insert: false,
-            remove: false,
-        }
+        Caps::STATIC
     }
     fn insert(&mut self, _key: u64) -> bool {
         false
