@@ -33,8 +33,15 @@ MUTATIONS = {
         "reader drops the acquire fence between reading the buckets and re-reading the versions",
         "src/stripe.rs",
         """        fence(Ordering::Acquire);
-        // Compared without short-circuit""",
-        """        // Compared without short-circuit""",
+        // Combined without short-circuit""",
+        """        // Combined without short-circuit""",
+    ),
+    "a4": (
+        "lookup_during_kick_move_of_its_key",
+        "reader accepts a stamp taken while a move was in progress (odd version)",
+        "src/stripe.rs",
+        """        (changed | ((stamp.0 | stamp.1) & 1)) == 0""",
+        """        changed == 0""",
     ),
     "a3": (
         "lookup_during_kick_move_of_its_key",

@@ -188,7 +188,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     }
 
     /// [`insert`](Self::insert) for a caller that already hashed the key. `hash` must be
-    /// a well-mixed 64-bit hash: the high half picks the fingerprint, the low half the
+    /// a well-mixed 64-bit hash: the top bits pick the fingerprint, the low half the
     /// bucket.
     ///
     /// # Errors

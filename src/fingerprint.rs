@@ -60,17 +60,25 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     /// Slots of `pair` (of two `slots`-slot buckets) that hold `fp`.
     #[doc(hidden)]
     fn match_pair(pair: &Pair, fp: u64, slots: usize) -> u32;
+
+    /// Whether any slot of `pair` holds `fp`, which must not be 0. A lookup needs only
+    /// this, and it skips packing the comparison into one bit per slot. (Lanes past the
+    /// buckets are 0 and so never match.)
+    #[doc(hidden)]
+    fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool;
 }
 
-/// The fingerprint of a 64-bit hash: its high 32 bits reduced into `1..2^BITS`.
+/// The fingerprint of a 64-bit hash: its top `BITS` bits, with 0 (the empty-slot mark)
+/// mapped to 1.
 ///
-/// Lemire's multiply-shift maps the high half uniformly onto `0..2^BITS − 1` (three
-/// instructions, no division); the `+ 1` keeps 0 free to mean "empty slot" without
-/// giving any fingerprint value double weight (as mapping 0 to 1 would).
+/// Three instructions on the lookup's critical path. Fingerprint 1 gets double weight,
+/// which raises the false-positive rate by a factor of about `1 + 2^-BITS` (0.4% for 8
+/// bits, nothing measurable above); an unbiased multiply-shift onto `1..2^BITS` cost
+/// about 4% of a cached lookup (same run, 128K items).
 #[inline]
 pub(crate) fn fingerprint_of<F: Fingerprint>(hash: u64) -> u64 {
-    let values = (1u64 << F::BITS) - 1;
-    (((hash >> 32) * values) >> 32) + 1
+    let top = hash >> (64 - F::BITS);
+    top + u64::from(top == 0)
 }
 
 /// Slots of the first `2 * slots` lanes that matched, as a [`SlotMask`] bit set.
@@ -91,6 +99,13 @@ impl Fingerprint for u8 {
         let mask = lanes.simd_eq(u8x16::splat(fp as u8)).to_bitmask();
         valid_lanes(mask, slots)
     }
+
+    #[inline]
+    fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool {
+        let second = if slots == 4 { 0 } else { pair[1] };
+        let lanes: u8x16 = bytemuck::cast([pair[0], second]);
+        lanes.simd_eq(u8x16::splat(fp as u8)).any()
+    }
 }
 
 impl Fingerprint for u16 {
@@ -104,6 +119,17 @@ impl Fingerprint for u16 {
         } else {
             let lanes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
             lanes.simd_eq(u16x16::splat(fp as u16)).to_bitmask()
+        }
+    }
+
+    #[inline]
+    fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool {
+        if slots == 4 {
+            let lanes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
+            lanes.simd_eq(u16x8::splat(fp as u16)).any()
+        } else {
+            let lanes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+            lanes.simd_eq(u16x16::splat(fp as u16)).any()
         }
     }
 }
@@ -121,6 +147,18 @@ impl Fingerprint for u32 {
         } else {
             let high: u32x8 = bytemuck::cast([pair[4], pair[5], pair[6], pair[7]]);
             low_mask | (high.simd_eq(needle).to_bitmask() << 8)
+        }
+    }
+
+    #[inline]
+    fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool {
+        let needle = u32x8::splat(fp as u32);
+        let low: u32x8 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+        if slots == 4 {
+            low.simd_eq(needle).any()
+        } else {
+            let high: u32x8 = bytemuck::cast([pair[4], pair[5], pair[6], pair[7]]);
+            (low.simd_eq(needle) | high.simd_eq(needle)).any()
         }
     }
 }
@@ -154,6 +192,16 @@ pub(crate) fn match_pair<F: Fingerprint>(pair: &Pair, fp: u64, slots: usize) -> 
     return SlotMask(match_pair_scalar(pair, fp, F::BITS, slots));
 }
 
+/// Whether `pair` holds `fp` (not 0) in any slot.
+#[inline]
+pub(crate) fn pair_holds<F: Fingerprint>(pair: &Pair, fp: u64, slots: usize) -> bool {
+    debug_assert_ne!(fp, 0, "0 marks an empty slot");
+    #[cfg(target_endian = "little")]
+    return F::pair_holds(pair, fp, slots);
+    #[cfg(not(target_endian = "little"))]
+    return match_pair_scalar(pair, fp, F::BITS, slots) != 0;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,12 +227,21 @@ mod tests {
             let fp = rng.u64(1..(1u64 << F::BITS));
             let pair = random_pair(&mut rng, F::BITS, slots, fp);
             for needle in [fp, 0, fp ^ 1] {
+                let expected = match_pair_scalar(&pair, needle, F::BITS, slots);
                 assert_eq!(
                     F::match_pair(&pair, needle, slots),
-                    match_pair_scalar(&pair, needle, F::BITS, slots),
+                    expected,
                     "bits {} slots {slots} needle {needle:#x} pair {pair:x?}",
                     F::BITS
                 );
+                if needle != 0 {
+                    assert_eq!(
+                        F::pair_holds(&pair, needle, slots),
+                        expected != 0,
+                        "pair_holds: bits {} slots {slots} needle {needle:#x} pair {pair:x?}",
+                        F::BITS
+                    );
+                }
             }
         }
     }

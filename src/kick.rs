@@ -148,7 +148,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             if usize::from(node.depth) < Self::MAX_PATH_BUCKETS {
                 for (slot, &fp) in slots.iter().enumerate() {
                     nodes.push(Node {
-                        bucket: self.indexer.alternate(node.bucket, fp),
+                        bucket: self.indexer.alternate::<F>(node.bucket, fp),
                         parent: Some(next as u16),
                         slot: slot as u8,
                         fp,

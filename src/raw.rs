@@ -4,7 +4,7 @@
 use std::collections::TryReserveError;
 
 use crate::error::InsertError;
-use crate::fingerprint::{Fingerprint, SlotMask, match_pair};
+use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::index::{Candidates, Indexer};
 use crate::stripe::{PairGuard, Stripes};
 use crate::sync::Backoff;
@@ -79,54 +79,75 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// read has been overlapped, a hit is returned at once: the fingerprint was there.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.read(self.locate(hash), true).any()
+        let c = self.locate(hash);
+        let fp = c.fp; // by value: a captured `c` would be kept on the stack
+        self.read(c, move |pair| pair_holds::<F>(pair, fp, B), |&hit| hit)
     }
 
     /// Copies of `hash`'s fingerprint in its two buckets. Always validated: a copy caught
     /// mid-move may be counted twice, never missed.
     #[inline]
     pub(crate) fn count(&self, hash: u64) -> usize {
-        self.read(self.locate(hash), false).count()
+        let c = self.locate(hash);
+        let fp = c.fp;
+        self.read(
+            c,
+            move |pair| match_pair::<F>(pair, fp, B).count(),
+            |_| false,
+        )
     }
 
-    /// The optimistic read: stamp, both buckets, compare, validate. Straight-line, and
-    /// the one branch (did a move overlap?) does not depend on the answer, so lookups at
-    /// any mix of hits and misses pipeline without mispredictions. (A hit could return
-    /// before validating, but testing it first would put the answer on a branch.)
+    /// `probe`'s answer on a consistent copy of `c`'s two buckets: stamp, load, probe,
+    /// validate. Straight-line, and the one branch (did a move overlap?) does not depend
+    /// on the answer, so lookups at any mix of hits and misses pipeline without
+    /// mispredictions. (A hit could return before validating, but testing it first would
+    /// put the answer on a branch.) The probe runs on the loaded registers; returning the
+    /// copy instead would send it through the stack.
     #[inline]
-    fn read(&self, c: Candidates, hit_is_final: bool) -> SlotMask {
+    fn read<R>(
+        &self,
+        c: Candidates,
+        probe: impl Fn(&Pair) -> R,
+        is_final: impl Fn(&R) -> bool,
+    ) -> R {
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
-        if let Some(stamp) = self.stripes.stamp(s1, s2) {
-            let hits = self.matches(c);
-            if self.stripes.validate(s1, s2, stamp) {
-                return hits;
-            }
+        let stamp = self.stripes.stamp(s1, s2);
+        let answer = probe(&self.table.load_pair(c.i1, c.i2));
+        if self.stripes.validate(s1, s2, stamp) {
+            return answer;
         }
         // Fields, not the struct: a 24-byte argument would be spilled to the stack on
         // every lookup just to be ready for this rare call.
-        self.read_contended(c.fp, c.i1, c.i2, hit_is_final)
+        self.read_contended(c.i1, c.i2, probe, is_final)
     }
 
     /// A kick move overlapped the first read: retry with backoff, and after a few tries
-    /// take the pair lock, under which no move can run.
+    /// take the pair lock, under which no move can run. An answer that `is_final` (a
+    /// hit, for `contains`) is returned unvalidated: the fingerprint was there.
     #[cold]
     #[inline(never)]
-    fn read_contended(&self, fp: u64, i1: usize, i2: usize, hit_is_final: bool) -> SlotMask {
-        let c = Candidates { fp, i1, i2 };
-        let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
+    fn read_contended<R>(
+        &self,
+        i1: usize,
+        i2: usize,
+        probe: impl Fn(&Pair) -> R,
+        is_final: impl Fn(&R) -> bool,
+    ) -> R {
+        let (s1, s2) = (self.stripe_of(i1), self.stripe_of(i2));
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {
             backoff.snooze();
-            let Some(stamp) = self.stripes.stamp(s1, s2) else {
+            let stamp = self.stripes.stamp(s1, s2);
+            if !stamp.is_even() {
                 continue;
-            };
-            let hits = self.matches(c);
-            if (hit_is_final && hits.any()) || self.stripes.validate(s1, s2, stamp) {
-                return hits;
+            }
+            let answer = probe(&self.table.load_pair(i1, i2));
+            if is_final(&answer) || self.stripes.validate(s1, s2, stamp) {
+                return answer;
             }
         }
-        let _guard = self.lock_candidates(c);
-        self.matches(c)
+        let _guard = self.stripes.lock_pair(s1, s2);
+        probe(&self.table.load_pair(i1, i2))
     }
 
     /// Inserts a copy of `hash`'s fingerprint (only if absent when `unique`).

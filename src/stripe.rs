@@ -39,13 +39,19 @@ struct WriterStripe {
 pub(crate) struct Stripes {
     versions: Box<[AtomicU32]>,
     writers: Box<[WriterStripe]>,
-    /// `len - 1`: stripes are a power of two.
-    mask: usize,
 }
 
 /// The move versions of two stripes as a reader saw them before reading the buckets.
 #[derive(Clone, Copy)]
 pub(crate) struct Stamp(u32, u32);
+
+impl Stamp {
+    /// No move was in progress in either stripe when it was taken.
+    #[inline]
+    pub(crate) fn is_even(self) -> bool {
+        (self.0 | self.1) & 1 == 0
+    }
+}
 
 impl Stripes {
     /// `count` must be a power of two.
@@ -59,7 +65,6 @@ impl Stripes {
                     count: AtomicUsize::new(0),
                 })
                 .collect(),
-            mask: count - 1,
         }
     }
 
@@ -67,10 +72,12 @@ impl Stripes {
         self.versions.len()
     }
 
-    /// The stripe of table word `word`.
+    /// The stripe of table word `word`. The mask is taken from the versions' own length
+    /// so that the compiler can see the result indexes them in bounds (no check on a
+    /// lookup's path).
     #[inline]
     pub(crate) fn of_word(&self, word: usize) -> usize {
-        word & self.mask
+        word & (self.versions.len() - 1)
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
@@ -85,26 +92,28 @@ impl Stripes {
             .sum()
     }
 
-    /// Reader, before loading the buckets: both versions with `Acquire`, or `None` while
-    /// a move is in progress in either stripe.
+    /// Reader, before loading the buckets: both versions with `Acquire`. A stamp taken
+    /// during a move (an odd version) never validates; the reader need not test for that
+    /// before reading, which leaves a single branch on the whole optimistic read.
     #[inline]
-    pub(crate) fn stamp(&self, a: usize, b: usize) -> Option<Stamp> {
-        let va = self.versions[a].load(Ordering::Acquire);
-        let vb = self.versions[b].load(Ordering::Acquire);
-        ((va | vb) & 1 == 0).then_some(Stamp(va, vb))
+    pub(crate) fn stamp(&self, a: usize, b: usize) -> Stamp {
+        Stamp(
+            self.versions[a].load(Ordering::Acquire),
+            self.versions[b].load(Ordering::Acquire),
+        )
     }
 
-    /// Reader, after loading the buckets: true if no move touched either stripe since
-    /// `stamp`, so the copy it read was consistent.
+    /// Reader, after loading the buckets: true if no move was in progress at `stamp` and
+    /// none touched either stripe since, so the copy it read was consistent.
     #[inline]
     pub(crate) fn validate(&self, a: usize, b: usize, stamp: Stamp) -> bool {
         // Orders the bucket loads before the re-reads: if a bucket load saw a move's
         // store, the move's odd version is visible here.
         fence(Ordering::Acquire);
-        // Compared without short-circuit: one well-predicted branch for the caller.
+        // Combined without short-circuit: one well-predicted branch for the caller.
         let changed = (self.versions[a].load(Ordering::Relaxed) ^ stamp.0)
             | (self.versions[b].load(Ordering::Relaxed) ^ stamp.1);
-        changed == 0
+        (changed | ((stamp.0 | stamp.1) & 1)) == 0
     }
 
     /// Locks stripes `a` and `b` in ascending order (once if equal).
