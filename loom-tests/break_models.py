@@ -40,7 +40,7 @@ MUTATIONS = {
         "lookup_during_kick_move_of_its_key",
         "reader accepts a stamp taken while a move was in progress (odd version)",
         "src/stripe.rs",
-        """        (changed | ((stamp.0 | stamp.1) & 1)) == 0""",
+        """        (changed | stamp.odd_bit()) == 0""",
         """        changed == 0""",
     ),
     "a3": (

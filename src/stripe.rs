@@ -46,10 +46,16 @@ pub(crate) struct Stripes {
 pub(crate) struct Stamp(u32, u32);
 
 impl Stamp {
+    /// 1 if a move was in progress in either stripe when the stamp was taken, else 0.
+    #[inline]
+    fn odd_bit(self) -> u32 {
+        (self.0 | self.1) & 1
+    }
+
     /// No move was in progress in either stripe when it was taken.
     #[inline]
     pub(crate) fn is_even(self) -> bool {
-        (self.0 | self.1) & 1 == 0
+        self.odd_bit() == 0
     }
 }
 
@@ -113,7 +119,7 @@ impl Stripes {
         // Combined without short-circuit: one well-predicted branch for the caller.
         let changed = (self.versions[a].load(Ordering::Relaxed) ^ stamp.0)
             | (self.versions[b].load(Ordering::Relaxed) ^ stamp.1);
-        (changed | ((stamp.0 | stamp.1) & 1)) == 0
+        (changed | stamp.odd_bit()) == 0
     }
 
     /// Locks stripes `a` and `b` in ascending order (once if equal).
