@@ -4,7 +4,9 @@
 //! `/1T` or `/2T` for the threaded ones):
 //!
 //! - `insert`: fill an empty filter to the load; one element is one insert.
-//! - `lookup_positive`, `lookup_negative`: one thread, keys that are / are not in the filter.
+//! - `lookup_positive`, `lookup_negative`: one thread, keys that are / are not in the filter;
+//!   this crate also through `contains_many` (id `concurrent-cuckoo-filter/contains_many`),
+//!   the same keys in the same order, batched.
 //! - `read_only` (95% load): 1 and 2 pinned threads, lookups half positive, half negative.
 //! - `mixed` (95% load): 1 and 2 pinned threads, 90% lookups (half positive), 5% inserts,
 //!   5% removes; only the filters whose writers take `&self`.
@@ -163,8 +165,27 @@ fn lookup<F: BenchFilter>(
     cell: &OnceCell<Filled<F>>,
     positive: bool,
 ) {
+    lookup_with(g, F::NAME, w, cell, positive, common::probe);
+}
+
+/// [`lookup`] for this crate's batched lookups, on the same filter and keys.
+fn lookup_many(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload, positive: bool) {
+    let id = format!("{}/contains_many", Ours::NAME);
+    lookup_with(g, &id, w, &w.ours, positive, common::probe_many);
+}
+
+/// Times `probe` (which looks up `n` keys from a cursor and returns the hits) on the
+/// filter of `cell`, over the workload's positive or negative keys.
+fn lookup_with<F: BenchFilter>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    w: &Workload,
+    cell: &OnceCell<Filled<F>>,
+    positive: bool,
+    probe: fn(&F, &[u64], &mut usize, u64) -> u64,
+) {
     let (mut cursor, mut missed) = (0, 0);
-    g.bench_function(F::NAME, |b| {
+    g.bench_function(id, |b| {
         let filled = w.filled(cell);
         let keys = if positive {
             &w.keys().probes
@@ -173,7 +194,7 @@ fn lookup<F: BenchFilter>(
         };
         b.iter_custom(|iters| {
             let start = Instant::now();
-            let hits = common::probe(&filled.filter, keys, &mut cursor, iters);
+            let hits = probe(&filled.filter, keys, &mut cursor, iters);
             let elapsed = start.elapsed();
             if positive {
                 missed += iters - hits;
@@ -288,6 +309,7 @@ fn benches(c: &mut Criterion) {
             for (name, positive) in [("lookup_positive", true), ("lookup_negative", false)] {
                 let mut g = group(c, name, &w, 1);
                 lookup(&mut g, &w, &w.ours, positive);
+                lookup_many(&mut g, &w, positive);
                 lookup(&mut g, &w, &w.cuckoo, positive);
                 lookup(&mut g, &w, &w.atomic, positive);
                 lookup(&mut g, &w, &w.sbbf, positive);

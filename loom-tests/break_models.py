@@ -95,6 +95,15 @@ MUTATIONS = {
         """            || self.table.slot(step.to, step.to_slot) != 0""",
         """            || false""",
     ),
+    "f": (
+        "batched_lookup_during_kick_move",
+        "batched lookup compares its keys' buckets without the seqlock stamp and validation",
+        "src/batch.rs",
+        """            answers |= u32::from(raw.contains_at(c)) << k;""",
+        """            let pair = raw.table.load_pair(c.i1, c.i2);
+            let hit = crate::fingerprint::pair_holds::<F>(&pair, c.fp, B);
+            answers |= u32::from(hit) << k;""",
+    ),
 }
 
 

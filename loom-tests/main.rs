@@ -85,39 +85,62 @@ fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     assert!(executions > 1, "{name}: loom explored a single execution");
 }
 
+/// The kick-move scene of models (a) and (f): bucket 0 holds [X, P, Q, R] and X's other
+/// bucket 3 is empty; bucket 1 is full. Inserting Y, whose buckets are 0 and 1, makes the
+/// BFS move X (slot 0 of bucket 0) to bucket 3. `read(filter, x, p)` runs on one loom
+/// thread while the insert of Y runs on another.
+fn race_with_kick_move(read: fn(&Filter, u64, u64)) {
+    let filter = Arc::new(filter());
+    let mut keys = Keys::new();
+    let x = keys.with_buckets(&filter, 0, 3);
+    put(&filter, x, 0);
+    let p = keys.with_buckets(&filter, 0, 1);
+    put(&filter, p, 0);
+    for _ in 0..2 {
+        put(&filter, keys.with_buckets(&filter, 0, 1), 0);
+    }
+    for _ in 0..4 {
+        put(&filter, keys.with_buckets(&filter, 1, 0), 1);
+    }
+    assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(x).0);
+    let y = keys.with_buckets(&filter, 0, 1);
+
+    let kicker = {
+        let filter = Arc::clone(&filter);
+        thread::spawn(move || filter.insert_hash(y).unwrap())
+    };
+    let reader = {
+        let filter = Arc::clone(&filter);
+        thread::spawn(move || read(&filter, x, p))
+    };
+    kicker.join().unwrap();
+    reader.join().unwrap();
+    assert_eq!(filter.debug_bucket(3)[0], filter.debug_candidates(x).0);
+    assert!(filter.contains_hash(x) && filter.contains_hash(y));
+    assert_eq!(filter.len(), 9);
+}
+
 /// (a) A lookup of X runs while an insert kicks X from bucket 0 to bucket 3. The lookup
 /// must find X in every interleaving: before, during (it retries) and after the move.
 #[test]
 fn lookup_during_kick_move_of_its_key() {
     explore("lookup during kick move", || {
-        let filter = Arc::new(filter());
-        let mut keys = Keys::new();
-        // Bucket 0: [X, P, Q, R], X's other bucket 3 empty; bucket 1 full.
-        let x = keys.with_buckets(&filter, 0, 3);
-        put(&filter, x, 0);
-        for _ in 0..3 {
-            put(&filter, keys.with_buckets(&filter, 0, 1), 0);
-        }
-        for _ in 0..4 {
-            put(&filter, keys.with_buckets(&filter, 1, 0), 1);
-        }
-        assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(x).0);
-        // Y's buckets are 0 and 1, both full: the BFS moves X (slot 0 of bucket 0) to 3.
-        let y = keys.with_buckets(&filter, 0, 1);
+        race_with_kick_move(|filter, x, _| {
+            assert!(filter.contains_hash(x), "X missed during its move");
+        });
+    });
+}
 
-        let kicker = {
-            let filter = Arc::clone(&filter);
-            thread::spawn(move || filter.insert_hash(y).unwrap())
-        };
-        let reader = {
-            let filter = Arc::clone(&filter);
-            thread::spawn(move || assert!(filter.contains_hash(x), "X missed during its move"))
-        };
-        kicker.join().unwrap();
-        reader.join().unwrap();
-        assert_eq!(filter.debug_bucket(3)[0], filter.debug_candidates(x).0);
-        assert!(filter.contains_hash(x) && filter.contains_hash(y));
-        assert_eq!(filter.len(), 9);
+/// (f) Model (a) with a batched lookup: `contains_many` of [P, X] locates both keys (and
+/// prefetches their buckets) before it probes either, and X moves from bucket 0 to
+/// bucket 3 at any point from before the batch starts to after it ends. Both are found.
+#[test]
+fn batched_lookup_during_kick_move() {
+    explore("batched lookup during kick move", || {
+        race_with_kick_move(|filter, x, p| {
+            let found: Vec<bool> = filter.contains_many_hash([p, x]).collect();
+            assert_eq!(found, [true, true], "P or X missed by a batched lookup");
+        });
     });
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
+use crate::batch::ContainsMany;
 use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
@@ -154,6 +155,46 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
         self.contains_hash(self.hash(key))
+    }
+
+    /// [`contains`](Self::contains) for each key, in order, with many keys' memory
+    /// accesses overlapped: the buckets of the next 16 keys are fetched while the
+    /// previous 16 are compared. Out of cache, where a single lookup spends most of its
+    /// time waiting for its two buckets, this is about twice as fast as `contains` in a
+    /// loop (8 M items: see the README). A table small enough to stay in the core's
+    /// cache (under 1 MiB) is probed key by key, exactly like `contains`.
+    ///
+    /// The iterator is lazy: it hashes keys a block ahead of the answers it yields, and
+    /// consuming it with `for_each`, `count`, `collect` and other folds skips the
+    /// per-answer bookkeeping of `next`. Each answer carries the guarantees of `contains`
+    /// for its key at the moment it is probed, shortly after the key was hashed.
+    ///
+    /// **Locking behaviour:** as `contains`, key by key.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000);
+    /// filter.insert(&2u64).unwrap();
+    /// filter.insert(&3u64).unwrap();
+    /// let keys = [1u64, 2, 3, 4];
+    /// let found: Vec<bool> = filter.contains_many(&keys).collect();
+    /// assert_eq!(found, [false, true, true, false]);
+    /// ```
+    pub fn contains_many<I>(&self, keys: I) -> impl Iterator<Item = bool>
+    where
+        I: IntoIterator,
+        I::Item: Hash,
+    {
+        self.contains_many_hash(keys.into_iter().map(|key| self.hash(&key)))
+    }
+
+    /// [`contains_many`](Self::contains_many) for pre-hashed keys.
+    pub fn contains_many_hash<I>(&self, hashes: I) -> impl Iterator<Item = bool>
+    where
+        I: IntoIterator<Item = u64>,
+    {
+        ContainsMany::new(&self.raw, hashes.into_iter())
     }
 
     /// Removes one copy of `key`; `false` if none was found.

@@ -30,7 +30,7 @@ use crate::fingerprint::{Fingerprint, fingerprint_of};
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
 /// A key's fingerprint and its two (distinct) candidate buckets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Candidates {
     pub(crate) fp: u64,
     pub(crate) i1: usize,

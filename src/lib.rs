@@ -62,8 +62,11 @@
 //!    negative key matches each of the 2·b·α occupied candidate slots with probability
 //!    1 / (2^f − 1)): for the default at 95% load, 0.0116%.
 //! 5. **No panics, no UB on any input.** Failures are typed errors ([`InsertError`],
-//!    [`BuildError`], including an allocation failure); the crate has no `unsafe` code (`#![forbid(unsafe_code)]`). The
-//!    only panicking constructors say so (`with_capacity` beyond 2^32 buckets).
+//!    [`BuildError`], including an allocation failure). The crate has one `unsafe` block,
+//!    the x86_64 prefetch hint behind [`contains_many`](CuckooFilter::contains_many) (an
+//!    instruction that cannot fault, whatever the address); everything else is checked by
+//!    `#![deny(unsafe_code)]`. The only panicking constructors say so (`with_capacity`
+//!    beyond 2^32 buckets).
 //!
 //! Multiset semantics follow RedisBloom's `CF.ADD`/`CF.ADDNX`/`CF.COUNT`/`CF.DEL`:
 //! [`insert`](CuckooFilter::insert) adds a copy; a key's two buckets hold at most
@@ -87,7 +90,10 @@
 //!
 //! A lookup hashes once, reads two stripe versions from a small cache-resident array
 //! and the two buckets (each within one cache line), and compares both buckets against
-//! the fingerprint with one SIMD instruction sequence. Writers on different stripes
+//! the fingerprint with one SIMD instruction sequence. Out of cache a lookup mostly waits
+//! for its two buckets; [`contains_many`](CuckooFilter::contains_many) looks up a stream of
+//! keys with the buckets of the next block of keys already being fetched, about twice as
+//! fast per key at 8 M items. Writers on different stripes
 //! never wait for each other. The table holds any even number of buckets (no rounding
 //! up to a power of two), so the default configuration costs about 16.8 bits per item at
 //! its rated capacity. See the README for measured figures.
@@ -97,12 +103,14 @@
 //! One module per concept: `hash` (the stable default hasher), `index` (hash bits →
 //! fingerprint and buckets), `fingerprint` (widths and the SIMD/scalar bucket-pair
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts), `raw` (the
-//! operations' protocols), `kick` (BFS kick paths), `filter` and `builder` (the public
-//! API), and `sync` (the single std/loom switch).
+//! operations' protocols), `kick` (BFS kick paths), `batch` (pipelined lookups), `filter`
+//! and `builder` (the public API), and `sync` (the single std/loom switch, and the
+//! prefetch hint).
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod batch;
 mod builder;
 mod error;
 mod filter;

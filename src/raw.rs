@@ -79,9 +79,22 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// read has been overlapped, a hit is returned at once: the fingerprint was there.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.locate(hash);
+        self.contains_at(self.locate(hash))
+    }
+
+    /// [`contains`](Self::contains) on candidates already located.
+    #[inline]
+    pub(crate) fn contains_at(&self, c: Candidates) -> bool {
         let fp = c.fp; // by value: a captured `c` would be kept on the stack
         self.read(c, move |pair| pair_holds::<F>(pair, fp, B), |&hit| hit)
+    }
+
+    /// Starts fetching both of `c`'s buckets into the cache, so that a read of them a
+    /// little later does not wait for memory.
+    #[inline]
+    pub(crate) fn prefetch(&self, c: Candidates) {
+        self.table.prefetch_bucket(c.i1);
+        self.table.prefetch_bucket(c.i2);
     }
 
     /// Copies of `hash`'s fingerprint in its two buckets. Always validated: a copy caught

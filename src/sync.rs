@@ -1,4 +1,5 @@
-//! The only import site of atomics, fences, locks and spin hints.
+//! The only import site of atomics, fences, locks and spin hints, and the home of the
+//! prefetch hint, the crate's one `unsafe` block.
 //!
 //! Under `--cfg cuckoo_loom` every primitive comes from loom so the models in
 //! `loom-tests/` can explore all interleavings (the stripe lock below is built from
@@ -100,4 +101,28 @@ impl Backoff {
         #[cfg(cuckoo_loom)]
         loom::thread::yield_now();
     }
+}
+
+/// Asks the CPU to start loading the cache line at `address`, without waiting for it.
+/// A hint only: it never faults, whatever the address, and changes nothing the program
+/// can observe, so it needs no synchronisation and no bounds check. Under loom, and on
+/// targets other than x86_64, it does nothing.
+///
+/// A plain (safe) load of the word cannot stand in for it: a load that misses holds up
+/// the core's in-order retirement until its line arrives, so it overlaps no more misses
+/// than key-by-key lookups already do (measured with `contains_many` at 8 M items: no
+/// faster than `contains` in a loop), while a prefetch retires at once.
+#[inline(always)]
+pub(crate) fn prefetch<T>(address: *const T) {
+    #[cfg(all(target_arch = "x86_64", not(cuckoo_loom)))]
+    #[allow(unsafe_code)]
+    // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has (it is part of the
+    // target's baseline). The instruction does not dereference its operand: it cannot
+    // fault, and it reads or writes nothing the program can observe.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
+    }
+    #[cfg(any(not(target_arch = "x86_64"), cuckoo_loom))]
+    let _ = address;
 }

@@ -94,6 +94,14 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         (Self::word_of(bucket) + bit / 64, (bit % 64) as u32)
     }
 
+    /// Starts fetching the cache line of `bucket` (a whole bucket: none straddles lines).
+    #[inline]
+    pub(crate) fn prefetch_bucket(&self, bucket: usize) {
+        // An address, not a reference: a prefetch needs no bounds check.
+        let word = self.first + Self::word_of(bucket);
+        crate::sync::prefetch(self.words.as_ptr().wrapping_add(word));
+    }
+
     /// Both candidate buckets, `Relaxed`, laid out as a [`Pair`].
     #[inline]
     pub(crate) fn load_pair(&self, i1: usize, i2: usize) -> Pair {

@@ -16,28 +16,46 @@ fn filter_is_send_and_sync() {
     assert_send_sync::<CuckooFilter<u32, 4>>();
 }
 
+/// The shape of a kick-under-readers run.
+struct Stress {
+    buckets: usize,
+    /// Keys inserted before the threads start.
+    prefill: usize,
+    /// Keys each writer inserts during the run and never removes.
+    stable_per_writer: usize,
+    /// Churn keys alive per writer.
+    churn_window: usize,
+    /// Churn inserts per writer.
+    churn_inserts: usize,
+    /// Keys per read: 1 checks `contains` and `count`, more checks `contains_many`.
+    batch: usize,
+}
+
 /// Stable keys are inserted and never removed: readers check them. Churn keys are
 /// inserted and removed again to hold the load above 90%, so nearly every churn insert
 /// needs a kick that moves stable keys between their buckets under the readers.
-#[test]
-fn readers_never_miss_completed_inserts_while_writers_kick() {
+fn readers_never_miss_completed_inserts(stress: Stress) {
     const WRITERS: usize = 2;
     const READERS: usize = 2;
-    const BUCKETS: usize = 4_096; // 16,384 slots
-    const PREFILL: usize = 14_000; // 85%
-    const STABLE_PER_WRITER: usize = 400; // +5% during the run
-    const CHURN_WINDOW: usize = 350; // churn keys alive per writer: +4%
-    const CHURN_INSERTS: usize = 60_000;
+    let Stress {
+        buckets,
+        prefill,
+        stable_per_writer,
+        churn_window,
+        churn_inserts,
+        batch,
+    } = stress;
+    assert!(churn_inserts >= stable_per_writer * 100);
 
     // Small stripe count: more pairs share stripes, so more reader/mover overlaps.
     let filter = CuckooFilter::builder()
-        .buckets(BUCKETS)
+        .buckets(buckets)
         .stripes(16)
         .build()
         .unwrap();
     let stable_key = |writer: usize, i: usize| (writer as u64) << 32 | i as u64;
     let churn_key = |writer: usize, i: usize| 1u64 << 63 | (writer as u64) << 32 | i as u64;
-    for i in 0..PREFILL {
+    for i in 0..prefill {
         filter.insert(&stable_key(WRITERS, i)).unwrap();
     }
 
@@ -56,8 +74,8 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
                 start.wait();
                 let mut live = std::collections::VecDeque::new();
                 let mut stable = 0;
-                for i in 0..CHURN_INSERTS {
-                    if stable < STABLE_PER_WRITER && i % 100 == 0 {
+                for i in 0..churn_inserts {
+                    if stable < stable_per_writer && i % 100 == 0 {
                         filter.insert(&stable_key(w, stable)).unwrap();
                         stable += 1;
                         published[w].store(stable, Ordering::Release);
@@ -70,7 +88,7 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
                         Err(InsertError::Full) => {}
                         Err(e) => panic!("unexpected {e}"),
                     }
-                    if live.len() > CHURN_WINDOW {
+                    if live.len() > churn_window {
                         let old = live.pop_front().unwrap();
                         assert!(filter.remove(&churn_key(w, old)), "churn key {old} lost");
                     }
@@ -83,27 +101,31 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
             s.spawn(move || {
                 start.wait();
                 let mut rng = fastrand::Rng::with_seed(r as u64);
+                let mut keys = Vec::with_capacity(batch);
                 while !done.load(Ordering::Relaxed) {
-                    // Prefilled keys, or a writer's stable key published before this read.
-                    let w = rng.usize(0..=WRITERS);
-                    let bound = if w == WRITERS {
-                        PREFILL
-                    } else {
-                        published[w].load(Ordering::Acquire)
-                    };
-                    if bound == 0 {
-                        continue;
+                    // Prefilled keys, or a writer's stable keys published before this read.
+                    keys.clear();
+                    while keys.len() < batch {
+                        let w = rng.usize(0..=WRITERS);
+                        let bound = if w == WRITERS {
+                            prefill
+                        } else {
+                            published[w].load(Ordering::Acquire)
+                        };
+                        if bound > 0 {
+                            keys.push(stable_key(w, rng.usize(0..bound)));
+                        }
                     }
-                    let key = stable_key(w, rng.usize(0..bound));
-                    assert!(
-                        filter.contains(&key),
-                        "false negative: writer {w} key {key:#x}"
-                    );
-                    assert!(
-                        filter.count(&key) >= 1,
-                        "undercount: writer {w} key {key:#x}"
-                    );
-                    checks.fetch_add(1, Ordering::Relaxed);
+                    if batch == 1 {
+                        let key = keys[0];
+                        assert!(filter.contains(&key), "false negative: key {key:#x}");
+                        assert!(filter.count(&key) >= 1, "undercount: key {key:#x}");
+                    } else {
+                        for (key, found) in keys.iter().zip(filter.contains_many(&keys)) {
+                            assert!(found, "false negative in a batch: key {key:#x}");
+                        }
+                    }
+                    checks.fetch_add(batch, Ordering::Relaxed);
                 }
             });
         }
@@ -111,7 +133,7 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
         s.spawn(|| {
             while published
                 .iter()
-                .any(|p| p.load(Ordering::Acquire) < STABLE_PER_WRITER)
+                .any(|p| p.load(Ordering::Acquire) < stable_per_writer)
             {
                 std::thread::yield_now();
             }
@@ -123,9 +145,9 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
 
     for w in 0..=WRITERS {
         let n = if w == WRITERS {
-            PREFILL
+            prefill
         } else {
-            STABLE_PER_WRITER
+            stable_per_writer
         };
         for i in 0..n {
             assert!(
@@ -136,12 +158,38 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
     }
     let high_load_inserts = kicked_at_high_load.load(Ordering::Relaxed);
     println!(
-        "{} reader checks, {high_load_inserts} churn inserts above 90% load, final load {:.3}",
+        "{} keys checked by readers, {high_load_inserts} churn inserts above 90% load, final load {:.3}",
         checks.load(Ordering::Relaxed),
         filter.load_factor()
     );
-    assert!(high_load_inserts > 10_000);
+    assert!(high_load_inserts > churn_inserts / 2);
     assert!(checks.load(Ordering::Relaxed) > 1_000);
+}
+
+#[test]
+fn readers_never_miss_completed_inserts_while_writers_kick() {
+    readers_never_miss_completed_inserts(Stress {
+        buckets: 4_096,         // 16,384 slots
+        prefill: 14_000,        // 85%
+        stable_per_writer: 400, // +5% during the run
+        churn_window: 350,      // +4%
+        churn_inserts: 60_000,
+        batch: 1,
+    });
+}
+
+/// The same with batched readers, on a table large enough (2 MiB) for `contains_many` to
+/// pipeline: keys are located a block before they are probed, while kicks move them.
+#[test]
+fn batched_readers_never_miss_completed_inserts_while_writers_kick() {
+    readers_never_miss_completed_inserts(Stress {
+        buckets: 1 << 18,         // 1,048,576 slots
+        prefill: 933_000,         // 89%
+        stable_per_writer: 1_000, // +0.2%
+        churn_window: 6_000,      // +1.1%
+        churn_inserts: 100_000,
+        batch: 64,
+    });
 }
 
 /// Two threads `insert_unique` the same keys (in opposite orders, so they meet in the

@@ -358,6 +358,21 @@ pub fn probe<F: BenchFilter>(filter: &F, keys: &[u64], cursor: &mut usize, n: u6
     hits
 }
 
+/// [`probe`] through [`Ours::contains_many`]: the same keys in the same order, a batch
+/// per contiguous run of `keys`.
+#[inline]
+pub fn probe_many(filter: &Ours, keys: &[u64], cursor: &mut usize, n: u64) -> u64 {
+    let mut left = usize::try_from(n).expect("iteration count fits in usize");
+    let mut hits = 0;
+    while left > 0 {
+        let chunk = black_box(&keys[*cursor..keys.len().min(*cursor + left)]);
+        hits += filter.contains_many(chunk).filter(|&found| found).count() as u64;
+        left -= chunk.len();
+        *cursor = (*cursor + chunk.len()) % keys.len();
+    }
+    hits
+}
+
 /// One operation of a thread's pre-generated stream. Writes alternate insert and remove
 /// (see [`Worker::write`]), so the stream only says where they go.
 #[derive(Clone, Copy)]

@@ -54,6 +54,8 @@ fn not_applicable(filter: &dyn Filter, mix: &Mix, threads: usize) -> Option<&'st
     let caps = filter.caps();
     if !caps.insert {
         Some("static")
+    } else if !caps.mixed {
+        Some("lookup variant")
     } else if mix.removes > 0 && !caps.remove {
         Some("no remove")
     } else if threads > 1 && filter.concurrent().is_none() {

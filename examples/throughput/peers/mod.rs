@@ -23,6 +23,10 @@ pub struct Caps {
     pub insert: bool,
     /// Can delete a key.
     pub remove: bool,
+    /// Runs the mixed workload. False for a variant of another peer that differs only in
+    /// how it issues a batch of lookups, which a stream of interleaved operations cannot
+    /// use: its mixed rows would repeat the other peer's.
+    pub mixed: bool,
 }
 
 impl Caps {
@@ -30,16 +34,25 @@ impl Caps {
     pub const DYNAMIC: Caps = Caps {
         insert: true,
         remove: true,
+        mixed: true,
+    };
+    /// Like ours, with lookups batched: the reference report only.
+    pub const LOOKUP_VARIANT: Caps = Caps {
+        insert: true,
+        remove: true,
+        mixed: false,
     };
     /// Inserts but cannot delete (Bloom filters).
     pub const INSERT_ONLY: Caps = Caps {
         insert: true,
         remove: false,
+        mixed: true,
     };
     /// Built once from all keys; lookups only.
     pub const STATIC: Caps = Caps {
         insert: false,
         remove: false,
+        mixed: false,
     };
 }
 
@@ -140,6 +153,13 @@ pub trait Concurrent: Sync {
     /// Bytes of memory the filter holds.
     fn memory_bytes(&self) -> usize;
 
+    /// Runs lookups whose expected answer is known (like [`Filter::probe_all`]).
+    fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
+        for &probe in probes {
+            probe_one(probe, tally, self.contains(probe.key));
+        }
+    }
+
     /// Runs a mixed operation sequence (monomorphized, like [`Filter::run_ops`]).
     fn run_ops(&self, ops: &[Op], tally: &mut Tally) {
         run_each(ops, tally, |op| match op {
@@ -173,6 +193,9 @@ impl<T: Concurrent> Filter for Shared<T> {
     fn memory_bytes(&self) -> usize {
         self.0.memory_bytes()
     }
+    fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
+        self.0.probe_all(probes, tally);
+    }
     fn concurrent(&self) -> Option<&dyn Concurrent> {
         Some(&self.0)
     }
@@ -196,7 +219,7 @@ fn run_each(ops: &[Op], tally: &mut Tally, mut apply: impl FnMut(Op) -> bool) {
 /// Books one lookup. Branch-free except for the miss of an expected key, which is rare (it
 /// only happens on a false negative), so the loop stays predictable at any positive rate.
 #[inline(always)]
-fn probe_one(probe: Probe, tally: &mut Tally, found: bool) {
+pub fn probe_one(probe: Probe, tally: &mut Tally, found: bool) {
     tally.found += u64::from(found);
     tally.negatives += u64::from(!probe.present);
     tally.false_pos += u64::from(found & !probe.present);
@@ -239,6 +262,7 @@ pub struct PeerDef {
 /// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
 pub const CATALOG: &[PeerDef] = &[
     ours::DEF,
+    ours::BATCHED,
     cuckoofilter::PLAIN,
     cuckoofilter::MUTEX,
     cuckoofilter::RWLOCK,
