@@ -99,10 +99,9 @@ MUTATIONS = {
         "batched_lookup_during_kick_move",
         "batched lookup compares its keys' buckets without the seqlock stamp and validation",
         "src/batch.rs",
-        """            answers |= u32::from(raw.contains_at(c)) << k;""",
-        """            let pair = raw.table.load_pair(c.i1, c.i2);
-            let hit = crate::fingerprint::pair_holds::<F>(&pair, c.fp, B);
-            answers |= u32::from(hit) << k;""",
+        """        Some(self.raw.contains_at(c))""",
+        """        let pair = self.raw.table.load_pair(c.i1, c.i2);
+        Some(crate::fingerprint::pair_holds::<F>(&pair, c.fp, B))""",
     ),
 }
 

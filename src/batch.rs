@@ -2,13 +2,15 @@
 //!
 //! A single lookup waits for its two buckets, and out of cache that wait is the whole
 //! cost: the core cannot look far enough ahead to start the next keys' loads while one
-//! lookup's misses are outstanding. A batch locates each key [`LOOKAHEAD`] keys before
-//! it is probed and prefetches both its buckets then, so by the time a key is probed
-//! its buckets are (usually) in cache and the misses of the keys in between overlap.
+//! lookup's misses are outstanding. A batch hashes and locates keys a [`BLOCK`] at a
+//! time and prefetches both buckets of each, one block ahead of the keys it is
+//! answering, so by the time a key is probed its buckets are (usually) in cache and the
+//! misses of the keys in between overlap.
 //!
-//! Each key is then probed exactly as [`RawFilter::contains`] probes it (stamp, load,
-//! validate), so a batch gives every key the guarantees of a single lookup. A prefetch
-//! is only a cache hint: it reads nothing the answer depends on.
+//! Each key is probed when its answer is asked for, exactly as [`RawFilter::contains`]
+//! probes it (stamp, load, validate): a batch answers what `contains` in a loop would,
+//! also when the caller writes to the filter between answers. A prefetch is only a
+//! cache hint: it reads nothing an answer depends on.
 
 use crate::fingerprint::Fingerprint;
 use crate::index::Candidates;
@@ -17,7 +19,7 @@ use crate::raw::RawFilter;
 /// Keys per block. A block is located and prefetched while the previous one is probed,
 /// so 16 to 32 keys' buckets are in flight: enough to cover a DRAM miss (hundreds of
 /// cycles) with the tens of cycles each probe takes, within the core's capacity for
-/// outstanding misses. The answers of a block fit one `u32` bit mask.
+/// outstanding misses.
 pub(crate) const BLOCK: usize = 16;
 
 /// Tables smaller than this are probed key by key, without prefetching. Such a table
@@ -28,8 +30,12 @@ pub(crate) const BLOCK: usize = 16;
 /// process (median of 9 passes, ns per key): 12.6 / 9.6 at 128 K items (a 0.26 MB
 /// table), 13.0 / 10.0 at 256 K (0.55 MB), 14.2 / 14.9 at 512 K (1.1 MB), 15.3 / 17.5 at
 /// 1 M, 15.1 / 22.3 at 2 M.
-#[cfg(not(cuckoo_loom))]
+#[cfg(all(target_arch = "x86_64", not(cuckoo_loom)))]
 const PIPELINE_FROM_TABLE_BYTES: usize = 1 << 20;
+/// Elsewhere no prefetch is issued (see `sync::prefetch`), so the pipeline would only
+/// add instructions.
+#[cfg(all(not(target_arch = "x86_64"), not(cuckoo_loom)))]
+const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
 /// The loom models' tables are tiny: pipeline them anyway, so the models check that path.
 #[cfg(cuckoo_loom)]
 const PIPELINE_FROM_TABLE_BYTES: usize = 0;
@@ -41,16 +47,15 @@ pub(crate) struct ContainsMany<'a, F, const B: usize, H> {
     hashes: H,
     /// Whether the table is large enough for the pipeline to pay off.
     pipelined: bool,
-    /// Two blocks of located keys: `blocks[located][..located_len]` is prefetched and
-    /// not yet probed; the other is filled next. (Swapping an index, not copying 16
-    /// entries.)
+    /// `blocks[answering][next..len]`: located, prefetched, not yet probed; each is
+    /// probed as its answer is asked for.
+    /// `blocks[answering ^ 1][..ahead]`: the next block, located and being fetched.
     blocks: [[Candidates; BLOCK]; 2],
-    located: usize,
-    located_len: usize,
-    /// Answers of the last probed block not yet yielded, lowest bit next.
-    answers: u32,
-    answers_len: usize,
-    /// `hashes` returned `None` (it is not called again: it need not be fused).
+    answering: usize,
+    next: usize,
+    len: usize,
+    ahead: usize,
+    /// `hashes` returned `None`; it is not polled again (it need not be fused).
     exhausted: bool,
 }
 
@@ -61,51 +66,55 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> ContainsMany<'
             hashes,
             pipelined: raw.table.memory_usage() >= PIPELINE_FROM_TABLE_BYTES,
             blocks: [[Candidates::default(); BLOCK]; 2],
-            located: 0,
-            located_len: 0,
-            answers: 0,
-            answers_len: 0,
+            answering: 0,
+            next: 0,
+            len: 0,
+            ahead: 0,
             exhausted: false,
         }
     }
 
-    /// Locates the next block and starts fetching its buckets, then probes the block
-    /// located last time (whose buckets have had a block's worth of work to arrive).
-    fn advance(&mut self) {
-        let raw = self.raw;
-        let [first, second] = &mut self.blocks;
-        let (probe, next) = if self.located == 0 {
-            (&*first, second)
-        } else {
-            (&*second, first)
-        };
-        let mut next_len = 0;
-        if !self.exhausted {
-            for slot in next.iter_mut() {
-                let Some(hash) = self.hashes.next() else {
-                    self.exhausted = true;
-                    break;
-                };
-                let c = raw.locate(hash);
-                raw.prefetch(c);
-                *slot = c;
-                next_len += 1;
-            }
+    /// The next hash, or `None` from then on.
+    #[inline]
+    fn next_hash(&mut self) -> Option<u64> {
+        if self.exhausted {
+            return None;
         }
-        let mut answers = 0;
-        for (k, &c) in probe[..self.located_len].iter().enumerate() {
-            answers |= u32::from(raw.contains_at(c)) << k;
-        }
-        self.answers = answers;
-        self.answers_len = self.located_len;
-        self.located ^= 1;
-        self.located_len = next_len;
+        let hash = self.hashes.next();
+        self.exhausted = hash.is_none();
+        hash
     }
 
-    /// No answer is pending and no key is left.
+    /// Makes the block being answered non-empty if any key is left: moves on to the
+    /// block located ahead and starts locating and fetching the one after it. Returns
+    /// false once every key has been answered.
     #[inline]
-    fn is_done(&self) -> bool {
-        self.located_len == 0 && self.exhausted
+    fn ready(&mut self) -> bool {
+        while self.next == self.len {
+            if self.ahead == 0 {
+                self.locate_ahead(); // only empty at the start, or at the end
+                if self.ahead == 0 {
+                    return false;
+                }
+            }
+            self.answering ^= 1;
+            (self.next, self.len, self.ahead) = (0, self.ahead, 0);
+            self.locate_ahead();
+        }
+        true
+    }
+
+    /// Locates up to a block of keys into the block after the one being answered and
+    /// prefetches their buckets. The count is kept as it goes, so that a panicking key
+    /// iterator leaves every key already taken from it in place.
+    fn locate_ahead(&mut self) {
+        while self.ahead < BLOCK {
+            let Some(hash) = self.next_hash() else { break };
+            let c = self.raw.locate(hash);
+            self.raw.prefetch(c);
+            self.blocks[self.answering ^ 1][self.ahead] = c;
+            self.ahead += 1;
+        }
     }
 }
 
@@ -117,43 +126,41 @@ impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator
     #[inline]
     fn next(&mut self) -> Option<bool> {
         if !self.pipelined {
-            return self.hashes.next().map(|hash| self.raw.contains(hash));
+            return self.next_hash().map(|hash| self.raw.contains(hash));
         }
-        while self.answers_len == 0 {
-            if self.is_done() {
-                return None;
-            }
-            self.advance();
+        if !self.ready() {
+            return None;
         }
-        let answer = self.answers & 1 != 0;
-        self.answers >>= 1;
-        self.answers_len -= 1;
-        Some(answer)
+        let c = self.blocks[self.answering][self.next];
+        self.next += 1;
+        Some(self.raw.contains_at(c))
     }
 
-    /// Block by block, without `next`'s bookkeeping per answer: `count`, `for_each`,
-    /// `collect` and the other consuming adapters go through here.
+    /// Block by block, without `next`'s bookkeeping per answer: `for_each`, `count`,
+    /// `sum`, `fold` and the adapters built on them go through here.
     #[inline]
     fn fold<Acc, G: FnMut(Acc, bool) -> Acc>(mut self, mut acc: Acc, mut g: G) -> Acc {
+        let raw = self.raw;
         if !self.pipelined {
-            let raw = self.raw;
+            if self.exhausted {
+                return acc;
+            }
             return self
                 .hashes
                 .fold(acc, |acc, hash| g(acc, raw.contains(hash)));
         }
-        loop {
-            for k in 0..self.answers_len {
-                acc = g(acc, self.answers >> k & 1 != 0);
+        while self.ready() {
+            let block = &self.blocks[self.answering][self.next..self.len];
+            for &c in block {
+                acc = g(acc, raw.contains_at(c));
             }
-            if self.is_done() {
-                return acc;
-            }
-            self.advance();
+            self.next = self.len;
         }
+        acc
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let pending = self.answers_len + self.located_len;
+        let pending = self.len - self.next + self.ahead;
         let (low, high) = if self.exhausted {
             (0, Some(0))
         } else {
@@ -164,4 +171,10 @@ impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator
             high.and_then(|high| high.checked_add(pending)),
         )
     }
+}
+
+/// Once `None`, always `None`: the key iterator is not polled after its first `None`.
+impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> std::iter::FusedIterator
+    for ContainsMany<'_, F, B, H>
+{
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
+use std::iter::FusedIterator;
 
 use crate::batch::ContainsMany;
 use crate::builder::Builder;
@@ -158,16 +159,18 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     }
 
     /// [`contains`](Self::contains) for each key, in order, with many keys' memory
-    /// accesses overlapped: the buckets of the next 16 keys are fetched while the
-    /// previous 16 are compared. Out of cache, where a single lookup spends most of its
-    /// time waiting for its two buckets, this is about twice as fast as `contains` in a
-    /// loop (8 M items: see the README). A table small enough to stay in the core's
-    /// cache (under 1 MiB) is probed key by key, exactly like `contains`.
+    /// accesses overlapped: keys are hashed and their buckets fetched 16 at a time, a
+    /// block ahead of the keys being answered. Out of cache, where a single lookup spends
+    /// most of its time waiting for its two buckets, this is about twice as fast as
+    /// `contains` in a loop (8 M items on x86_64: see the README). A table small enough to
+    /// stay in the core's cache (under 1 MiB), or one on a target without a prefetch
+    /// instruction, is probed key by key, exactly like `contains`.
     ///
-    /// The iterator is lazy: it hashes keys a block ahead of the answers it yields, and
-    /// consuming it with `for_each`, `count`, `collect` and other folds skips the
-    /// per-answer bookkeeping of `next`. Each answer carries the guarantees of `contains`
-    /// for its key at the moment it is probed, shortly after the key was hashed.
+    /// Each key is probed when its answer is asked for, so the answers are those of
+    /// `contains` in a loop, also if the caller inserts or removes between them, with
+    /// the same guarantees. The iterator is lazy; once started it takes keys from `keys`
+    /// up to two blocks (32 keys) ahead of the answer it yields. Consuming it with
+    /// `for_each`, `count`, `sum` or `fold` skips `next`'s bookkeeping per answer.
     ///
     /// **Locking behaviour:** as `contains`, key by key.
     ///
@@ -180,8 +183,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// let keys = [1u64, 2, 3, 4];
     /// let found: Vec<bool> = filter.contains_many(&keys).collect();
     /// assert_eq!(found, [false, true, true, false]);
+    /// assert_eq!(filter.contains_many(&keys).filter(|&hit| hit).count(), 2);
     /// ```
-    pub fn contains_many<I>(&self, keys: I) -> impl Iterator<Item = bool>
+    pub fn contains_many<I>(&self, keys: I) -> impl FusedIterator<Item = bool>
     where
         I: IntoIterator,
         I::Item: Hash,
@@ -190,7 +194,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     }
 
     /// [`contains_many`](Self::contains_many) for pre-hashed keys.
-    pub fn contains_many_hash<I>(&self, hashes: I) -> impl Iterator<Item = bool>
+    pub fn contains_many_hash<I>(&self, hashes: I) -> impl FusedIterator<Item = bool>
     where
         I: IntoIterator<Item = u64>,
     {

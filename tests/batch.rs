@@ -27,26 +27,31 @@ fn probe_keys(filter: &CuckooFilter, len: usize, seed: u64) -> Vec<u64> {
     (0..len).map(|_| rng.u64(0..range)).collect()
 }
 
+fn push(mut answers: Vec<bool>, answer: bool) -> Vec<bool> {
+    answers.push(answer);
+    answers
+}
+
 fn check_equivalence(filter: &CuckooFilter) {
     for (seed, &len) in LENGTHS.iter().enumerate() {
         let keys = probe_keys(filter, len, seed as u64);
         let expected: Vec<bool> = keys.iter().map(|k| filter.contains(k)).collect();
         assert!(len < 100 || expected.iter().any(|&b| b) && expected.iter().any(|&b| !b));
 
-        // `collect` (through `fold`).
+        // `collect` (through `next`).
         let collected: Vec<bool> = filter.contains_many(&keys).collect();
         assert_eq!(collected, expected, "collect, {len} keys");
 
-        // `next`, one answer at a time, checking `size_hint` on the way.
+        // `fold`, block by block.
+        let folded = filter.contains_many(&keys).fold(Vec::new(), push);
+        assert_eq!(folded, expected, "fold, {len} keys");
+
+        // `next`, one answer at a time; on a slice the size hint is exact throughout.
         let mut many = filter.contains_many(&keys);
         let mut stepped = Vec::new();
         loop {
-            let (low, high) = many.size_hint();
             let left = len - stepped.len();
-            assert!(
-                low <= left && high.is_none_or(|high| high >= left),
-                "size_hint"
-            );
+            assert_eq!(many.size_hint(), (left, Some(left)), "size_hint");
             match many.next() {
                 Some(answer) => stepped.push(answer),
                 None => break,
@@ -55,13 +60,15 @@ fn check_equivalence(filter: &CuckooFilter) {
         assert_eq!(stepped, expected, "next, {len} keys");
         assert_eq!(many.next(), None, "after the end");
 
-        // `next` for a few answers, then `fold` for the rest: no answer lost or repeated
-        // across the switch.
-        let split = len.min(21);
-        let mut many = filter.contains_many(&keys);
-        let mut mixed: Vec<bool> = many.by_ref().take(split).collect::<Vec<_>>();
-        mixed.extend(many);
-        assert_eq!(mixed, expected, "next then fold, {len} keys");
+        // `next` for some answers, then `fold` for the rest: no answer lost or repeated
+        // across the switch, wherever it falls in a block.
+        for split in [1, 15, 16, 17, 21] {
+            let split = split.min(len);
+            let mut many = filter.contains_many(&keys);
+            let head: Vec<bool> = many.by_ref().take(split).collect();
+            let all = many.fold(head, push);
+            assert_eq!(all, expected, "next then fold at {split}, {len} keys");
+        }
 
         // Pre-hashed keys.
         let hashes: Vec<u64> = keys.iter().map(|k| filter.hash(k)).collect();
@@ -115,31 +122,58 @@ fn batch_takes_any_hashable_keys() {
     );
 }
 
-/// The key iterator is not polled again once it has returned `None` (it need not be
-/// fused), and it is not polled at all before the first answer is asked for.
+/// Answers are computed as they are yielded, not ahead: a caller that inserts each key
+/// it did not find (check, then insert) sees its own inserts, exactly as with
+/// `contains` in a loop, on both kinds of table.
+#[test]
+fn batch_answers_see_writes_made_between_answers() {
+    for buckets in [1_000, 200_000] {
+        let filter = CuckooFilter::builder().buckets(buckets).build().unwrap();
+        let keys: Vec<u64> = (0..100).map(|i| i % 10).collect();
+        let mut inserted = 0;
+        for (key, found) in keys.iter().zip(filter.contains_many(&keys)) {
+            if !found {
+                filter.insert(key).unwrap();
+                inserted += 1;
+            }
+        }
+        assert_eq!(inserted, 10, "{buckets} buckets");
+        assert_eq!(filter.len(), 10);
+    }
+}
+
+/// The key iterator is not polled at all before the first answer is asked for, and not
+/// again once it has returned `None` (it need not be fused), on both kinds of table.
 #[test]
 fn batch_is_lazy_and_stops_at_the_first_none() {
-    let filter = filled(200_000);
-    let polled = Cell::new(0);
-    let ended = Cell::new(false);
-    let keys = std::iter::from_fn(|| {
-        assert!(!ended.get(), "polled after returning None");
-        polled.set(polled.get() + 1);
-        if polled.get() > 40 {
-            ended.set(true);
-            None
-        } else {
-            Some(polled.get() * 2)
-        }
-    });
-    let mut many = filter.contains_many(keys);
-    assert_eq!(
-        polled.get(),
-        0,
-        "work done before the first answer was asked for"
-    );
-    assert_eq!(many.next(), Some(true));
-    assert_eq!(many.by_ref().count(), 39);
-    assert_eq!(many.next(), None);
-    assert_eq!(many.next(), None);
+    for buckets in [1_000, 200_000] {
+        let filter = filled(buckets);
+        let polled = Cell::new(0);
+        let ended = Cell::new(false);
+        let keys = std::iter::from_fn(|| {
+            assert!(!ended.get(), "polled after returning None");
+            polled.set(polled.get() + 1);
+            if polled.get() > 40 {
+                ended.set(true);
+                None
+            } else {
+                Some(polled.get() * 2)
+            }
+        });
+        let mut many = filter.contains_many(keys);
+        assert_eq!(
+            polled.get(),
+            0,
+            "work done before the first answer was asked for"
+        );
+        assert_eq!(many.next(), Some(true));
+        assert!(
+            polled.get() <= 32,
+            "took {} keys for one answer",
+            polled.get()
+        );
+        assert_eq!(many.by_ref().count(), 39);
+        assert_eq!(many.next(), None);
+        assert_eq!(many.next(), None);
+    }
 }

@@ -58,6 +58,10 @@ fn readers_never_miss_completed_inserts(stress: Stress) {
     for i in 0..prefill {
         filter.insert(&stable_key(WRITERS, i)).unwrap();
     }
+    if batch > 1 {
+        // Large enough for `contains_many` to pipeline (from 1 MiB on x86_64).
+        assert!(filter.memory_usage() >= 1 << 20);
+    }
 
     // published[w] = n: writer w's stable inserts 0..n have returned Ok.
     let published: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
@@ -121,7 +125,9 @@ fn readers_never_miss_completed_inserts(stress: Stress) {
                         assert!(filter.contains(&key), "false negative: key {key:#x}");
                         assert!(filter.count(&key) >= 1, "undercount: key {key:#x}");
                     } else {
-                        for (key, found) in keys.iter().zip(filter.contains_many(&keys)) {
+                        let found: Vec<bool> = filter.contains_many(&keys).collect();
+                        assert_eq!(found.len(), batch);
+                        for (key, found) in keys.iter().zip(found) {
                             assert!(found, "false negative in a batch: key {key:#x}");
                         }
                     }
