@@ -202,7 +202,7 @@ fn lookup_with<F: BenchFilter>(
             elapsed
         });
     });
-    check_positives(cell, &format!("lookup_positive/{}", w.label), missed);
+    check_positives(cell, &format!("lookup_positive/{} {id}", w.label), missed);
 }
 
 /// Checks the positive lookups of a benchmark, once it is over: every one must have

@@ -25,9 +25,10 @@ pub(crate) const BLOCK: usize = 16;
 /// Tables smaller than this are probed key by key, without prefetching. Such a table
 /// stays in the core's L2 cache, where a lookup is bound by its instruction count, and
 /// the locate-prefetch-probe pipeline adds about 30 instructions to the 70 of a lookup.
-/// Measured on the 2-core dev VM (Ice Lake server, 1.25 MiB L2 per core), default
-/// configuration at 95% load, positive lookups, pipelined against key by key in one
-/// process (median of 9 passes, ns per key): 12.6 / 9.6 at 128 K items (a 0.26 MB
+/// Measured on the 2-core dev VM (Ice Lake server, 1.25 MiB L2 per core) with the first
+/// revision of this pipeline (which probed a block at once; the lookahead was the same),
+/// default configuration at 95% load, positive lookups, pipelined against key by key in
+/// one process (median of 9 passes, ns per key): 12.6 / 9.6 at 128 K items (a 0.26 MB
 /// table), 13.0 / 10.0 at 256 K (0.55 MB), 14.2 / 14.9 at 512 K (1.1 MB), 15.3 / 17.5 at
 /// 1 M, 15.1 / 22.3 at 2 M.
 #[cfg(all(target_arch = "x86_64", not(cuckoo_loom)))]

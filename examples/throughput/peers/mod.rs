@@ -125,9 +125,7 @@ pub trait Filter {
 
     /// Runs lookups whose expected answer is known.
     fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
-        for &probe in probes {
-            probe_one(probe, tally, self.contains(probe.key));
-        }
+        probe_each(probes, tally, |key| self.contains(key));
     }
 
     /// Runs a mixed operation sequence.
@@ -155,9 +153,7 @@ pub trait Concurrent: Sync {
 
     /// Runs lookups whose expected answer is known (like [`Filter::probe_all`]).
     fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
-        for &probe in probes {
-            probe_one(probe, tally, self.contains(probe.key));
-        }
+        probe_each(probes, tally, |key| self.contains(key));
     }
 
     /// Runs a mixed operation sequence (monomorphized, like [`Filter::run_ops`]).
@@ -213,6 +209,14 @@ fn run_each(ops: &[Op], tally: &mut Tally, mut apply: impl FnMut(Op) -> bool) {
             Op::Remove(_) => tally.remove_missed += u64::from(!outcome),
             Op::Read(probe) => probe_one(probe, tally, outcome),
         }
+    }
+}
+
+/// Looks up every probe one key at a time and books each answer.
+#[inline(always)]
+pub fn probe_each(probes: &[Probe], tally: &mut Tally, contains: impl Fn(u64) -> bool) {
+    for &probe in probes {
+        probe_one(probe, tally, contains(probe.key));
     }
 }
 

@@ -5,7 +5,7 @@ use concurrent_cuckoo_filter::CuckooFilter;
 
 use crate::keys::Probe;
 
-use super::{Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, probe_one};
+use super::{Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, probe_each, probe_one};
 
 pub const DEF: PeerDef = PeerDef {
     name: "ours",
@@ -56,10 +56,7 @@ macro_rules! layouts {
                 }
                 fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
                     if !self.batched {
-                        for &probe in probes {
-                            probe_one(probe, tally, self.filter.contains(&probe.key));
-                        }
-                        return;
+                        return probe_each(probes, tally, |key| self.filter.contains(&key));
                     }
                     // `for_each`, not a `zip`: the batch hands its answers over a block
                     // at a time that way.
