@@ -3,7 +3,9 @@
 //! Groups, each with one function id per filter (`<group>/<size>/<load>/<filter>`, plus
 //! `/1T` or `/2T` for the threaded ones):
 //!
-//! - `insert`: fill an empty filter to the load; one element is one insert.
+//! - `insert`: fill an empty filter to the load; one element is one insert. This crate
+//!   also through `insert_many` (id `concurrent-cuckoo-filter/insert_many`), the same keys
+//!   in one batch.
 //! - `lookup_positive`, `lookup_negative`: one thread, keys that are / are not in the filter;
 //!   this crate also through `contains_many` (id `concurrent-cuckoo-filter/contains_many`),
 //!   the same keys in the same order, batched.
@@ -141,16 +143,32 @@ fn group<'c>(
     g
 }
 
-/// Times filling a fresh filter; building it (allocation, first write) is not timed.
 fn insert<F: BenchFilter>(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload) {
-    g.bench_function(F::NAME, |b| {
+    insert_with(g, F::NAME, w, common::fill::<F>);
+}
+
+/// [`insert`] for this crate's batched inserts, of the same keys.
+fn insert_many(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload) {
+    let id = format!("{}/insert_many", Ours::NAME);
+    insert_with(g, &id, w, common::fill_many);
+}
+
+/// Times filling a fresh filter with `fill` (which returns the keys it refused);
+/// building the filter (allocation, first write) is not timed.
+fn insert_with<F: BenchFilter>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    w: &Workload,
+    fill: fn(&mut F, &[u64]) -> usize,
+) {
+    g.bench_function(id, |b| {
         let keys = &w.keys().positives;
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let mut filter = F::new(w.slots, keys.len());
                 let start = Instant::now();
-                let refused = common::fill(&mut filter, keys);
+                let refused = fill(&mut filter, keys);
                 total += start.elapsed();
                 std::hint::black_box(refused);
             }
@@ -301,6 +319,7 @@ fn benches(c: &mut Criterion) {
             // One fill of a large table takes up to seconds: take samples of whole fills.
             g.sampling_mode(SamplingMode::Flat);
             insert::<Ours>(&mut g, &w);
+            insert_many(&mut g, &w);
             insert::<CuckooCrate>(&mut g, &w);
             insert::<AtomicCuckoo>(&mut g, &w);
             insert::<Sbbf>(&mut g, &w);

@@ -69,14 +69,14 @@ MUTATIONS = {
         "two_insert_unique_of_one_key",
         "insert_unique checks presence before taking the pair lock (check, then insert)",
         "src/raw.rs",
-        """        let c = self.locate(hash);
-        if self.needs_kick(c, unique) {""",
-        """        let c = self.locate(hash);
-        if unique && self.contains(hash) {
+        """        let pair = self.table.load_pair(c.i1, c.i2);
+        let empty = match_pair::<F>(&pair, 0, B);""",
+        """        if unique && self.contains_at(c) {
             return Ok(false);
         }
         let unique = false;
-        if self.needs_kick(c, unique) {""",
+        let pair = self.table.load_pair(c.i1, c.i2);
+        let empty = match_pair::<F>(&pair, 0, B);""",
     ),
     "d": (
         "remove_during_lookup_of_a_neighbour",
@@ -98,10 +98,12 @@ MUTATIONS = {
     "f": (
         "batched_lookup_during_kick_move",
         "batched lookup compares its keys' buckets without the seqlock stamp and validation",
-        "src/batch.rs",
-        """        Some(self.raw.contains_at(c))""",
-        """        let pair = self.raw.table.load_pair(c.i1, c.i2);
-        Some(crate::fingerprint::pair_holds::<F>(&pair, c.fp, B))""",
+        "src/filter.rs",
+        """.map(|c| raw.contains_at(c))""",
+        """.map(|c| {
+            let pair = raw.table.load_pair(c.i1, c.i2);
+            crate::fingerprint::pair_holds::<F>(&pair, c.fp, B)
+        })""",
     ),
 }
 

@@ -1,28 +1,30 @@
-//! Batched lookups: many keys' memory accesses in flight at once.
+//! Batched operations: many keys' memory accesses in flight at once.
 //!
-//! A single lookup waits for its two buckets, and out of cache that wait is the whole
-//! cost: the core cannot look far enough ahead to start the next keys' loads while one
-//! lookup's misses are outstanding. A batch hashes and locates keys a [`BLOCK`] at a
-//! time and prefetches both buckets of each, one block ahead of the keys it is
-//! answering, so by the time a key is probed its buckets are (usually) in cache and the
-//! misses of the keys in between overlap.
+//! A single lookup or insert waits for its two buckets, and out of cache that wait is
+//! most of its cost: the core cannot look far enough ahead to start the next keys' loads
+//! while one key's misses are outstanding (and an insert's lock instruction stops it
+//! from trying). [`Located`] hashes and locates keys a [`BLOCK`] at a time and
+//! prefetches both buckets of each, one block ahead of the keys being handed out, so by
+//! the time a key is probed or inserted its buckets are (usually) in cache and the misses
+//! of the keys in between overlap.
 //!
-//! Each key is probed when its answer is asked for, exactly as [`RawFilter::contains`]
-//! probes it (stamp, load, validate): a batch answers what `contains` in a loop would,
-//! also when the caller writes to the filter between answers. A prefetch is only a
-//! cache hint: it reads nothing an answer depends on.
+//! Each key is then handled exactly as the one-key operation handles it, when it is
+//! handed out: `contains_many` probes with [`RawFilter::contains_at`] (stamp, load,
+//! validate) and `insert_many` inserts with [`RawFilter::insert_at`], so a batch does
+//! what the one-key operation in a loop would, also when other writes come between its
+//! keys. A prefetch is only a cache hint: it reads nothing a result depends on.
 
 use crate::fingerprint::Fingerprint;
 use crate::index::Candidates;
 use crate::raw::RawFilter;
 
-/// Keys per block. A block is located and prefetched while the previous one is probed,
+/// Keys per block. A block is located and prefetched while the previous one is handled,
 /// so 16 to 32 keys' buckets are in flight: enough to cover a DRAM miss (hundreds of
-/// cycles) with the tens of cycles each probe takes, within the core's capacity for
+/// cycles) with the tens of cycles each key takes, within the core's capacity for
 /// outstanding misses.
 pub(crate) const BLOCK: usize = 16;
 
-/// Tables smaller than this are probed key by key, without prefetching. Such a table
+/// Tables smaller than this are handled key by key, without prefetching. Such a table
 /// stays in the core's L2 cache, where a lookup is bound by its instruction count, and
 /// the locate-prefetch-probe pipeline adds about 30 instructions to the 70 of a lookup.
 /// Measured on the 2-core dev VM (Ice Lake server, 1.25 MiB L2 per core) with the first
@@ -41,18 +43,17 @@ const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
 #[cfg(cuckoo_loom)]
 const PIPELINE_FROM_TABLE_BYTES: usize = 0;
 
-/// The answers of [`RawFilter::contains`] for a stream of hashes, each key's buckets
-/// fetched a block ahead of its probe (or key by key for a cache-sized table).
-pub(crate) struct ContainsMany<'a, F, const B: usize, H> {
+/// The candidates of a stream of hashes, in order, each key's buckets fetched a block
+/// ahead of it being handed out (or located key by key for a cache-sized table).
+pub(crate) struct Located<'a, F, const B: usize, H> {
     raw: &'a RawFilter<F, B>,
     hashes: H,
     /// Whether the table is large enough for the pipeline to pay off.
     pipelined: bool,
-    /// `blocks[answering][next..len]`: located, prefetched, not yet probed; each is
-    /// probed as its answer is asked for.
-    /// `blocks[answering ^ 1][..ahead]`: the next block, located and being fetched.
+    /// `blocks[current][next..len]`: located, prefetched, not yet handed out.
+    /// `blocks[current ^ 1][..ahead]`: the next block, located and being fetched.
     blocks: [[Candidates; BLOCK]; 2],
-    answering: usize,
+    current: usize,
     next: usize,
     len: usize,
     ahead: usize,
@@ -60,14 +61,14 @@ pub(crate) struct ContainsMany<'a, F, const B: usize, H> {
     exhausted: bool,
 }
 
-impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> ContainsMany<'a, F, B, H> {
+impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Located<'a, F, B, H> {
     pub(crate) fn new(raw: &'a RawFilter<F, B>, hashes: H) -> Self {
         Self {
             raw,
             hashes,
             pipelined: raw.table.memory_usage() >= PIPELINE_FROM_TABLE_BYTES,
             blocks: [[Candidates::default(); BLOCK]; 2],
-            answering: 0,
+            current: 0,
             next: 0,
             len: 0,
             ahead: 0,
@@ -86,9 +87,9 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> ContainsMany<'
         hash
     }
 
-    /// Makes the block being answered non-empty if any key is left: moves on to the
-    /// block located ahead and starts locating and fetching the one after it. Returns
-    /// false once every key has been answered.
+    /// Makes the current block non-empty if any key is left: moves on to the block
+    /// located ahead and starts locating and fetching the one after it. Returns false
+    /// once every key has been handed out.
     #[inline]
     fn ready(&mut self) -> bool {
         while self.next == self.len {
@@ -98,14 +99,33 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> ContainsMany<'
                     return false;
                 }
             }
-            self.answering ^= 1;
+            self.current ^= 1;
             (self.next, self.len, self.ahead) = (0, self.ahead, 0);
             self.locate_ahead();
         }
         true
     }
 
-    /// Locates up to a block of keys into the block after the one being answered and
+    /// `handle` on each key's candidates in order, block by block like `fold`, up to the
+    /// first error. (`Iterator::try_fold` cannot be specialised on stable Rust.)
+    pub(crate) fn try_for_each_block<E>(
+        mut self,
+        mut handle: impl FnMut(Candidates) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.pipelined {
+            let raw = self.raw;
+            return self.hashes.try_for_each(|hash| handle(raw.locate(hash)));
+        }
+        while self.ready() {
+            for &c in &self.blocks[self.current][self.next..self.len] {
+                handle(c)?;
+            }
+            self.next = self.len;
+        }
+        Ok(())
+    }
+
+    /// Locates up to a block of keys into the block after the current one and
     /// prefetches their buckets. The count is kept as it goes, so that a panicking key
     /// iterator leaves every key already taken from it in place.
     fn locate_ahead(&mut self) {
@@ -113,47 +133,42 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> ContainsMany<'
             let Some(hash) = self.next_hash() else { break };
             let c = self.raw.locate(hash);
             self.raw.prefetch(c);
-            self.blocks[self.answering ^ 1][self.ahead] = c;
+            self.blocks[self.current ^ 1][self.ahead] = c;
             self.ahead += 1;
         }
     }
 }
 
-impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator
-    for ContainsMany<'_, F, B, H>
-{
-    type Item = bool;
+impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator for Located<'_, F, B, H> {
+    type Item = Candidates;
 
     #[inline]
-    fn next(&mut self) -> Option<bool> {
+    fn next(&mut self) -> Option<Candidates> {
         if !self.pipelined {
-            return self.next_hash().map(|hash| self.raw.contains(hash));
+            return self.next_hash().map(|hash| self.raw.locate(hash));
         }
         if !self.ready() {
             return None;
         }
-        let c = self.blocks[self.answering][self.next];
+        let c = self.blocks[self.current][self.next];
         self.next += 1;
-        Some(self.raw.contains_at(c))
+        Some(c)
     }
 
-    /// Block by block, without `next`'s bookkeeping per answer: `for_each`, `count`,
-    /// `sum`, `fold` and the adapters built on them go through here.
+    /// Block by block, without `next`'s bookkeeping per key: `for_each`, `count`, `sum`
+    /// and the adapters that forward to `fold` (`map`, `enumerate`) go through here.
     #[inline]
-    fn fold<Acc, G: FnMut(Acc, bool) -> Acc>(mut self, mut acc: Acc, mut g: G) -> Acc {
+    fn fold<Acc, G: FnMut(Acc, Candidates) -> Acc>(mut self, mut acc: Acc, mut g: G) -> Acc {
         let raw = self.raw;
         if !self.pipelined {
             if self.exhausted {
                 return acc;
             }
-            return self
-                .hashes
-                .fold(acc, |acc, hash| g(acc, raw.contains(hash)));
+            return self.hashes.fold(acc, |acc, hash| g(acc, raw.locate(hash)));
         }
         while self.ready() {
-            let block = &self.blocks[self.answering][self.next..self.len];
-            for &c in block {
-                acc = g(acc, raw.contains_at(c));
+            for &c in &self.blocks[self.current][self.next..self.len] {
+                acc = g(acc, c);
             }
             self.next = self.len;
         }
@@ -176,6 +191,6 @@ impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator
 
 /// Once `None`, always `None`: the key iterator is not polled after its first `None`.
 impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> std::iter::FusedIterator
-    for ContainsMany<'_, F, B, H>
+    for Located<'_, F, B, H>
 {
 }

@@ -29,6 +29,40 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
+/// Why [`insert_many`](crate::CuckooFilter::insert_many) stopped: the key at position
+/// [`inserted`](Self::inserted) of the batch could not be inserted, for the reason
+/// [`error`](Self::error) gives. The keys before it are in the filter, that key and the
+/// ones after it are not, and nothing else changed (no fingerprint was evicted or lost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InsertManyError {
+    pub(crate) inserted: usize,
+    pub(crate) error: InsertError,
+}
+
+impl InsertManyError {
+    /// How many keys of the batch were inserted (all of those before the failed one).
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// Why the next key could not be inserted.
+    pub fn error(&self) -> InsertError {
+        self.error
+    }
+}
+
+impl fmt::Display for InsertManyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "batch insert stopped after {} keys", self.inserted)
+    }
+}
+
+impl std::error::Error for InsertManyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// Why a [`Builder`](crate::Builder) could not build a filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -4,9 +4,9 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::iter::FusedIterator;
 
-use crate::batch::ContainsMany;
+use crate::batch::Located;
 use crate::builder::Builder;
-use crate::error::InsertError;
+use crate::error::{InsertError, InsertManyError};
 use crate::fingerprint::Fingerprint;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::RawFilter;
@@ -87,9 +87,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
 
     /// Adds one copy of `key` (a multiset: inserting twice stores two copies).
     ///
-    /// **Locking behaviour:** locks the stripes of the key's two buckets; when both are
-    /// full, searches for a kick path without locks and then locks each bucket pair along
-    /// it in turn.
+    /// **Locking behaviour:** locks the stripe of the one bucket it writes (the emptier
+    /// of the key's two); when both are full, searches for a kick path without locks and
+    /// then locks each bucket pair along it in turn.
     ///
     /// # Errors
     ///
@@ -118,7 +118,8 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// A false positive makes this refuse a key that was never inserted, with the
     /// filter's false-positive probability.
     ///
-    /// **Locking behaviour:** as [`insert`](Self::insert).
+    /// **Locking behaviour:** locks the stripes of the key's two buckets, so that the
+    /// check covers both; kicks as [`insert`](Self::insert) does.
     ///
     /// # Errors
     ///
@@ -198,7 +199,70 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     where
         I: IntoIterator<Item = u64>,
     {
-        ContainsMany::new(&self.raw, hashes.into_iter())
+        let raw = &self.raw;
+        Located::new(raw, hashes.into_iter()).map(|c| raw.contains_at(c))
+    }
+
+    /// [`insert`](Self::insert) for each key, in order, up to the first that fails, with
+    /// many keys' memory accesses overlapped as in
+    /// [`contains_many`](Self::contains_many): keys are hashed and their buckets fetched
+    /// 16 at a time, a block ahead of the keys being inserted. Out of cache, an insert
+    /// waits for its buckets before it can lock them; prefetched, it finds them in cache
+    /// (see the README for figures). A table under 1 MiB, or one on a target without a
+    /// prefetch instruction, is filled key by key, exactly like `insert`.
+    ///
+    /// Each key is inserted by the same steps as `insert`, so concurrent readers and
+    /// writers see a sequence of single inserts, with the same guarantees.
+    ///
+    /// **Locking behaviour:** as `insert`, key by key; no lock is held between keys.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertManyError`] at the first key that `insert` would refuse:
+    /// [`inserted`](InsertManyError::inserted) keys (all those before it) are in the
+    /// filter, that key and the rest are not, and nothing else changed. The key iterator
+    /// may have been advanced up to two blocks (32 keys) past the failed key.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{CuckooFilter, InsertError};
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000);
+    /// filter.insert_many(1..=100u64)?;
+    /// assert_eq!(filter.len(), 100);
+    /// assert!(filter.contains_many(1..=100u64).all(|hit| hit));
+    ///
+    /// // The same key 9 times: its two 4-slot buckets hold 8 copies.
+    /// let error = filter.insert_many(std::iter::repeat_n("k", 9)).unwrap_err();
+    /// assert_eq!(error.inserted(), 8);
+    /// assert_eq!(error.error(), InsertError::TooManyCopies);
+    /// assert_eq!(filter.count("k"), 8);
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertManyError>(())
+    /// ```
+    pub fn insert_many<I>(&self, keys: I) -> Result<(), InsertManyError>
+    where
+        I: IntoIterator,
+        I::Item: Hash,
+    {
+        self.insert_many_hash(keys.into_iter().map(|key| self.hash(&key)))
+    }
+
+    /// [`insert_many`](Self::insert_many) for pre-hashed keys.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_many`](Self::insert_many).
+    pub fn insert_many_hash<I>(&self, hashes: I) -> Result<(), InsertManyError>
+    where
+        I: IntoIterator<Item = u64>,
+    {
+        let raw = &self.raw;
+        let mut inserted = 0;
+        Located::new(raw, hashes.into_iter()).try_for_each_block(|c| {
+            raw.insert_at(c, false)
+                .map_err(|error| InsertManyError { inserted, error })?;
+            inserted += 1;
+            Ok(())
+        })
     }
 
     /// Removes one copy of `key`; `false` if none was found.

@@ -50,9 +50,12 @@
 //! 1. **No false negatives, ever.** If `insert(x)` returned `Ok` and happens-before
 //!    `contains(x)`, and `x` was not removed since, `contains(x)` is `true`: also while
 //!    other threads insert, remove, or move fingerprints along kick paths, and also after
-//!    other inserts failed with `Full`.
+//!    other inserts failed with `Full`. The same holds for each key of a batch
+//!    ([`insert_many`](CuckooFilter::insert_many),
+//!    [`contains_many`](CuckooFilter::contains_many)).
 //! 2. **A failed insert changes nothing.** `Err(Full)` or `Err(TooManyCopies)` means the
-//!    filter holds exactly what it held before the call. Nothing is evicted.
+//!    filter holds exactly what it held before the call. Nothing is evicted. A batch that
+//!    stops at a refused key has inserted exactly the keys before it.
 //! 3. **Readers take no lock and write no shared memory.** `contains` and `count` never
 //!    block on a writer that is merely inserting or removing; they retry only when a kick
 //!    moved fingerprints in a stripe of one of their two buckets during the read, and take
@@ -80,7 +83,9 @@
 //! # Consistency
 //!
 //! Each operation is atomic on the key's two buckets. Inserts and removes are
-//! linearizable (they run under the pair lock). A lookup that overlaps an insert of the
+//! linearizable: each decides and writes under the locks of the stripes it reads to
+//! decide (a plain insert reads and writes one bucket; `insert_unique` and `remove` read
+//! both). A lookup that overlaps an insert of the
 //! same key may or may not see it; one that starts after the insert returned always
 //! does. A kick moves a fingerprint between its two buckets inside a seqlock window; a
 //! lookup that reads across such a move notices and reads again, so a kick never makes a
@@ -93,19 +98,20 @@
 //! the fingerprint with one SIMD instruction sequence. Out of cache a lookup mostly waits
 //! for its two buckets; [`contains_many`](CuckooFilter::contains_many) looks up a stream of
 //! keys with the buckets of the next block of keys already being fetched, about twice as
-//! fast per key at 8 M items. Writers on different stripes
-//! never wait for each other. The table holds any even number of buckets (no rounding
-//! up to a power of two), so the default configuration costs about 16.8 bits per item at
-//! its rated capacity. See the README for measured figures.
+//! fast per key at 8 M items; [`insert_many`](CuckooFilter::insert_many) does the same
+//! for inserts. Writers on different stripes never wait for each other. The table holds
+//! any even number of buckets (no rounding up to a power of two), so the default
+//! configuration costs about 16.8 bits per item at its rated capacity. See the README for
+//! measured figures.
 //!
 //! # Architecture
 //!
 //! One module per concept: `hash` (the stable default hasher), `index` (hash bits →
 //! fingerprint and buckets), `fingerprint` (widths and the SIMD/scalar bucket-pair
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts), `raw` (the
-//! operations' protocols), `kick` (BFS kick paths), `batch` (pipelined lookups), `filter`
-//! and `builder` (the public API), and `sync` (the single std/loom switch, and the
-//! prefetch hint).
+//! operations' protocols), `kick` (BFS kick paths), `batch` (the prefetch pipeline of
+//! batched lookups and inserts), `filter` and `builder` (the public API), and `sync`
+//! (the single std/loom switch, and the prefetch hint).
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -124,7 +130,7 @@ mod sync;
 mod table;
 
 pub use builder::Builder;
-pub use error::{BuildError, InsertError};
+pub use error::{BuildError, InsertError, InsertManyError};
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use hash::{DefaultHashBuilder, StableHasher};

@@ -165,10 +165,36 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Inserts a copy of `hash`'s fingerprint (only if absent when `unique`).
     /// `Ok(false)`: `unique` and already present.
+    #[inline]
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        let c = self.locate(hash);
-        if self.needs_kick(c, unique) {
-            return self.insert_kicking(c, unique);
+        self.insert_at(self.locate(hash), unique)
+    }
+
+    /// [`insert`](Self::insert) on candidates already located.
+    ///
+    /// A plain insert changes one bucket, so it locks only that bucket's stripe: it picks
+    /// the emptier bucket from a look without the lock and re-checks it under the lock
+    /// (one locked instruction instead of two on the common path). `insert_unique` must
+    /// check both buckets and place atomically, so it takes the pair lock, as does a
+    /// plain insert whose chosen bucket filled up in between.
+    pub(crate) fn insert_at(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
+        // Loading the buckets before any lock also brings them into cache, which
+        // shortens the critical section.
+        let pair = self.table.load_pair(c.i1, c.i2);
+        let empty = match_pair::<F>(&pair, 0, B);
+        if !empty.any() {
+            // Full. Kicking is pointless if the buckets hold only copies of this key, or
+            // (for `insert_unique`) if it is already there: the locked `place` reports
+            // those. Any stale view is decided there too.
+            let copies = match_pair::<F>(&pair, c.fp, B);
+            if copies.count() < 2 * B && !(unique && copies.any()) {
+                return self.insert_kicking(c, unique);
+            }
+        } else if !unique {
+            let (bucket, _) = Self::emptier_bucket(c, empty);
+            if self.place_in_bucket(bucket, c.fp) {
+                return Ok(true);
+            }
         }
         let placement = {
             let guard = self.lock_candidates(c);
@@ -182,21 +208,21 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         }
     }
 
-    /// A look without the lock: both buckets are full of other fingerprints (so the
-    /// insert can go straight to the kick search instead of locking only to learn that).
-    /// Loading the buckets here also brings them into cache before the lock is taken,
-    /// which shortens the critical section. The locked `place` decides in every other
-    /// case, including a stale view.
-    #[inline]
-    fn needs_kick(&self, c: Candidates, unique: bool) -> bool {
-        let pair = self.table.load_pair(c.i1, c.i2);
-        if match_pair::<F>(&pair, 0, B).any() {
+    /// Stores `fp` in a free slot of `bucket` under that bucket's stripe lock alone;
+    /// false (and nothing changed) if the bucket has no free slot. Every other write to
+    /// the bucket (an insert, a remove, a kick move into or out of it) holds the same
+    /// stripe lock, so the check and the store are one atomic step.
+    fn place_in_bucket(&self, bucket: usize, fp: u64) -> bool {
+        let stripe = self.stripe_of(bucket);
+        let guard = self.stripes.lock_pair(stripe, stripe);
+        let empty = match_pair::<F>(&self.table.load_pair(bucket, bucket), 0, B);
+        // The pair holds the bucket twice: its own slots are the low `B`.
+        let Some(slot) = SlotMask(empty.0 & ((1 << B) - 1)).first() else {
             return false;
-        }
-        // Full. Kicking is pointless if the buckets hold only copies of this key, or (for
-        // `insert_unique`) if it is already there: `place` reports those.
-        let copies = match_pair::<F>(&pair, c.fp, B);
-        copies.count() < 2 * B && !(unique && copies.any())
+        };
+        self.table.set_slot(bucket, slot, fp);
+        guard.count_added(stripe);
+        true
     }
 
     /// Puts the fingerprint into a free slot of the emptier of its two buckets. The caller
@@ -239,21 +265,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// room: lets tests and loom models lay out a table exactly.
     pub(crate) fn insert_into(&self, hash: u64, bucket: usize) -> bool {
         let c = self.locate(hash);
-        if bucket != c.i1 && bucket != c.i2 {
-            return false;
-        }
-        let guard = self.lock_candidates(c);
-        let Some(slot) = self
-            .table
-            .load_bucket(bucket)
-            .iter()
-            .position(|&fp| fp == 0)
-        else {
-            return false;
-        };
-        self.table.set_slot(bucket, slot, c.fp);
-        guard.count_added(self.stripe_of(bucket));
-        true
+        (bucket == c.i1 || bucket == c.i2) && self.place_in_bucket(bucket, c.fp)
     }
 
     /// Removes one copy of `hash`'s fingerprint; false if there is none.

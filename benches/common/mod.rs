@@ -297,6 +297,17 @@ pub fn fill<F: BenchFilter>(filter: &mut F, keys: &[u64]) -> usize {
         .count()
 }
 
+/// [`fill`] through [`Ours::insert_many`]: the same keys in the same order, one batch,
+/// resumed after each refused key.
+pub fn fill_many(filter: &mut Ours, keys: &[u64]) -> usize {
+    let (mut rest, mut refused) = (black_box(keys), 0);
+    while let Err(stopped) = filter.insert_many(rest) {
+        refused += 1;
+        rest = &rest[stopped.inserted() + 1..];
+    }
+    refused
+}
+
 /// A filter filled with the positive keys, built on first use and then shared by the
 /// lookup and multi-threaded groups of its size and load.
 pub struct Filled<F> {

@@ -55,7 +55,7 @@ fn not_applicable(filter: &dyn Filter, mix: &Mix, threads: usize) -> Option<&'st
     if !caps.insert {
         Some("static")
     } else if !caps.mixed {
-        Some("lookup variant")
+        Some("batch variant")
     } else if mix.removes > 0 && !caps.remove {
         Some("no remove")
     } else if threads > 1 && filter.concurrent().is_none() {

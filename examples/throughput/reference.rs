@@ -251,6 +251,7 @@ pub fn failures(tally: &Tally) -> (usize, usize) {
     let failed: HashSet<u64> = tally.insert_failed.iter().copied().collect();
     let lost: HashSet<u64> = tally
         .missed
+        .keys()
         .iter()
         .copied()
         .filter(|k| !failed.contains(k))

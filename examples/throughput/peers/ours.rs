@@ -1,11 +1,14 @@
 //! This crate's filter, in any of its six layouts (fingerprint 8/16/32 bits × 4/8 slots),
-//! looking keys up one by one (`ours`) or in batches with `contains_many` (`ours-batch`).
+//! inserting and looking keys up one by one (`ours`) or in batches with `insert_many` and
+//! `contains_many` (`ours-batch`).
 
 use concurrent_cuckoo_filter::CuckooFilter;
 
 use crate::keys::Probe;
 
-use super::{Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, probe_each, probe_one};
+use super::{
+    Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, insert_each, probe_each, probe_one,
+};
 
 pub const DEF: PeerDef = PeerDef {
     name: "ours",
@@ -15,7 +18,7 @@ pub const DEF: PeerDef = PeerDef {
 
 pub const BATCHED: PeerDef = PeerDef {
     name: "ours-batch",
-    about: "ours, with the lookups of a run issued through contains_many (buckets prefetched a block of 16 keys ahead)",
+    about: "ours, with the inserts and lookups of a run issued through insert_many and contains_many (buckets prefetched a block of 16 keys ahead)",
     build: |s| build(s, true),
 };
 
@@ -24,7 +27,8 @@ pub const BATCHED: PeerDef = PeerDef {
 /// the names of its internal fingerprint traits.
 struct Ours<T> {
     filter: T,
-    /// Lookups of a run go through `contains_many` (`ours-batch`).
+    /// Inserts and lookups of a run go through `insert_many` and `contains_many`
+    /// (`ours-batch`).
     batched: bool,
 }
 
@@ -34,7 +38,7 @@ macro_rules! layouts {
             impl Concurrent for Ours<CuckooFilter<$fp, $slots>> {
                 fn caps(&self) -> Caps {
                     if self.batched {
-                        Caps::LOOKUP_VARIANT
+                        Caps::BATCH_VARIANT
                     } else {
                         Caps::DYNAMIC
                     }
@@ -53,6 +57,18 @@ macro_rules! layouts {
                 }
                 fn memory_bytes(&self) -> usize {
                     self.filter.memory_usage()
+                }
+                fn insert_all(&self, keys: &[u64], tally: &mut Tally) {
+                    if !self.batched {
+                        return insert_each(keys, tally, |key| self.insert(key));
+                    }
+                    // A batch stops at a refused key: record it and go on after it.
+                    let mut rest = keys;
+                    while let Err(stopped) = self.filter.insert_many(rest) {
+                        let refused = stopped.inserted();
+                        tally.insert_failed.push(rest[refused]);
+                        rest = &rest[refused + 1..];
+                    }
                 }
                 fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
                     if !self.batched {
