@@ -105,6 +105,21 @@ MUTATIONS = {
             crate::fingerprint::pair_holds::<F>(&pair, c.fp, B)
         })""",
     ),
+    "g": (
+        "remove_during_kick_move_of_its_key",
+        "remove clears the slot it saw the key in without re-checking it under the lock",
+        "src/raw.rs",
+        [
+            (
+                """            if self.replace_in_bucket(bucket, c.fp, 0) {""",
+                """            let slot = hit % B;
+            let guard = self.stripes.lock_pair(self.stripe_of(bucket), self.stripe_of(bucket));
+            self.table.set_slot(bucket, slot, 0);
+            guard.count_removed(self.stripe_of(bucket));
+            if true {""",
+            ),
+        ],
+    ),
 }
 
 

@@ -85,11 +85,12 @@ fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     assert!(executions > 1, "{name}: loom explored a single execution");
 }
 
-/// The kick-move scene of models (a) and (f): bucket 0 holds [X, P, Q, R] and X's other
-/// bucket 3 is empty; bucket 1 is full. Inserting Y, whose buckets are 0 and 1, makes the
-/// BFS move X (slot 0 of bucket 0) to bucket 3. `read(filter, x, p)` runs on one loom
-/// thread while the insert of Y runs on another.
-fn race_with_kick_move(read: fn(&Filter, u64, u64)) {
+/// The kick-move scene of models (a), (f) and (g): bucket 0 holds [X, P, Q, R] and X's
+/// other bucket 3 is empty; bucket 1 is full. Inserting Y, whose buckets are 0 and 1,
+/// makes the BFS move X (slot 0 of bucket 0) to bucket 3 and put Y in the slot X left.
+/// `act(filter, x, p)` runs on one loom thread while the insert of Y runs on another.
+/// Returns the filter and X once both are done and Y and P are checked present.
+fn race_with_kick_move(act: fn(&Filter, u64, u64)) -> (Arc<Filter>, u64) {
     let filter = Arc::new(filter());
     let mut keys = Keys::new();
     let x = keys.with_buckets(&filter, 0, 3);
@@ -109,14 +110,20 @@ fn race_with_kick_move(read: fn(&Filter, u64, u64)) {
         let filter = Arc::clone(&filter);
         thread::spawn(move || filter.insert_hash(y).unwrap())
     };
-    let reader = {
+    let actor = {
         let filter = Arc::clone(&filter);
-        thread::spawn(move || read(&filter, x, p))
+        thread::spawn(move || act(&filter, x, p))
     };
     kicker.join().unwrap();
-    reader.join().unwrap();
+    actor.join().unwrap();
+    assert!(filter.contains_hash(y) && filter.contains_hash(p));
+    (filter, x)
+}
+
+/// After a read raced the move: X was moved to bucket 3 and nothing was lost.
+fn x_moved_and_all_kept(filter: &Filter, x: u64) {
     assert_eq!(filter.debug_bucket(3)[0], filter.debug_candidates(x).0);
-    assert!(filter.contains_hash(x) && filter.contains_hash(y));
+    assert!(filter.contains_hash(x));
     assert_eq!(filter.len(), 9);
 }
 
@@ -125,9 +132,10 @@ fn race_with_kick_move(read: fn(&Filter, u64, u64)) {
 #[test]
 fn lookup_during_kick_move_of_its_key() {
     explore("lookup during kick move", || {
-        race_with_kick_move(|filter, x, _| {
+        let (filter, x) = race_with_kick_move(|filter, x, _| {
             assert!(filter.contains_hash(x), "X missed during its move");
         });
+        x_moved_and_all_kept(&filter, x);
     });
 }
 
@@ -137,10 +145,28 @@ fn lookup_during_kick_move_of_its_key() {
 #[test]
 fn batched_lookup_during_kick_move() {
     explore("batched lookup during kick move", || {
-        race_with_kick_move(|filter, x, p| {
+        let (filter, x) = race_with_kick_move(|filter, x, p| {
             let found: Vec<bool> = filter.contains_many_hash([p, x]).collect();
             assert_eq!(found, [true, true], "P or X missed by a batched lookup");
         });
+        x_moved_and_all_kept(&filter, x);
+    });
+}
+
+/// (g) Removing X while an insert kicks X from bucket 0 to bucket 3 and puts Y where X
+/// was. The remove locks only the bucket it saw X in; if X has moved on by then (and Y
+/// sits in its old slot), it must notice and remove X from bucket 3, never Y.
+#[test]
+fn remove_during_kick_move_of_its_key() {
+    explore("remove during kick move", || {
+        let (filter, x) = race_with_kick_move(|filter, x, _| {
+            assert!(
+                filter.remove_hash(x),
+                "X not found to remove during its move"
+            );
+        });
+        assert_eq!(filter.count_hash(x), 0, "X still present after its remove");
+        assert_eq!(filter.len(), 8);
     });
 }
 

@@ -271,7 +271,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// with an inserted one deletes that key's fingerprint, which then reads as absent
     /// (a false negative the caller caused).
     ///
-    /// **Locking behaviour:** locks the stripes of the key's two buckets.
+    /// **Locking behaviour:** locks the stripe of the bucket it finds a copy in; takes
+    /// the key's two stripes only when it finds none (or the copy moved meanwhile), so
+    /// that `false` is certain.
     ///
     /// ```
     /// use concurrent_cuckoo_filter::CuckooFilter;

@@ -65,11 +65,11 @@
 //!    negative key matches each of the 2·b·α occupied candidate slots with probability
 //!    1 / (2^f − 1)): for the default at 95% load, 0.0116%.
 //! 5. **No panics, no UB on any input.** Failures are typed errors ([`InsertError`],
-//!    [`BuildError`], including an allocation failure). The crate has one `unsafe` block,
-//!    the x86_64 prefetch hint behind [`contains_many`](CuckooFilter::contains_many) (an
-//!    instruction that cannot fault, whatever the address); everything else is checked by
-//!    `#![deny(unsafe_code)]`. The only panicking constructors say so (`with_capacity`
-//!    beyond 2^32 buckets).
+//!    [`InsertManyError`], [`BuildError`], including an allocation failure). The crate
+//!    has one `unsafe` block, the x86_64 prefetch hint behind the batches and the kick
+//!    search (an instruction that cannot fault, whatever the address); everything else
+//!    is checked by `#![deny(unsafe_code)]`. The only panicking constructors say so
+//!    (`with_capacity` beyond 2^32 buckets).
 //!
 //! Multiset semantics follow RedisBloom's `CF.ADD`/`CF.ADDNX`/`CF.COUNT`/`CF.DEL`:
 //! [`insert`](CuckooFilter::insert) adds a copy; a key's two buckets hold at most

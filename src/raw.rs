@@ -209,19 +209,31 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// Stores `fp` in a free slot of `bucket` under that bucket's stripe lock alone;
-    /// false (and nothing changed) if the bucket has no free slot. Every other write to
-    /// the bucket (an insert, a remove, a kick move into or out of it) holds the same
-    /// stripe lock, so the check and the store are one atomic step.
+    /// false (and nothing changed) if the bucket has no free slot.
     fn place_in_bucket(&self, bucket: usize, fp: u64) -> bool {
+        self.replace_in_bucket(bucket, 0, fp)
+    }
+
+    /// Replaces the first slot of `bucket` holding `old` with `new` (one of them 0: a
+    /// store into an empty slot, or a removal) under that bucket's stripe lock alone;
+    /// false (and nothing changed) if no slot holds `old`. Every other write to the
+    /// bucket (an insert, a remove, a kick move into or out of it) holds the same stripe
+    /// lock, so the check and the store are one atomic step.
+    fn replace_in_bucket(&self, bucket: usize, old: u64, new: u64) -> bool {
+        debug_assert!((old == 0) != (new == 0));
         let stripe = self.stripe_of(bucket);
         let guard = self.stripes.lock_pair(stripe, stripe);
-        let empty = match_pair::<F>(&self.table.load_pair(bucket, bucket), 0, B);
+        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), old, B);
         // The pair holds the bucket twice: its own slots are the low `B`.
-        let Some(slot) = SlotMask(empty.0 & ((1 << B) - 1)).first() else {
+        let Some(slot) = SlotMask(holding.0 & ((1 << B) - 1)).first() else {
             return false;
         };
-        self.table.set_slot(bucket, slot, fp);
-        guard.count_added(stripe);
+        self.table.set_slot(bucket, slot, new);
+        if old == 0 {
+            guard.count_added(stripe);
+        } else {
+            guard.count_removed(stripe);
+        }
         true
     }
 
@@ -269,8 +281,19 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// Removes one copy of `hash`'s fingerprint; false if there is none.
+    ///
+    /// A copy seen without the lock is removed under its bucket's stripe lock alone,
+    /// after re-checking that the bucket still holds it. Only when no copy was seen, or
+    /// the one seen was moved away meanwhile, does the remove take the pair lock, under
+    /// which no copy can move between the two buckets, so `false` is a true answer.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.locate(hash);
+        if let Some(hit) = self.matches(c).first() {
+            let bucket = if hit < B { c.i1 } else { c.i2 };
+            if self.replace_in_bucket(bucket, c.fp, 0) {
+                return true;
+            }
+        }
         let guard = self.lock_candidates(c);
         let Some(hit) = self.matches(c).first() else {
             return false;
