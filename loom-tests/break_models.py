@@ -113,7 +113,7 @@ MUTATIONS = {
             (
                 """            if self.replace_in_bucket(bucket, c.fp, 0) {""",
                 """            let slot = hit % B;
-            let guard = self.stripes.lock_pair(self.stripe_of(bucket), self.stripe_of(bucket));
+            let guard = self.stripes.lock_one(self.stripe_of(bucket));
             self.table.set_slot(bucket, slot, 0);
             guard.count_removed(self.stripe_of(bucket));
             if true {""",

@@ -14,6 +14,8 @@
 //! what the one-key operation in a loop would, also when other writes come between its
 //! keys. A prefetch is only a cache hint: it reads nothing a result depends on.
 
+use std::convert::Infallible;
+
 use crate::fingerprint::Fingerprint;
 use crate::index::Candidates;
 use crate::raw::RawFilter;
@@ -106,23 +108,32 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Located<'a, F,
         true
     }
 
-    /// `handle` on each key's candidates in order, block by block like `fold`, up to the
-    /// first error. (`Iterator::try_fold` cannot be specialised on stable Rust.)
-    pub(crate) fn try_for_each_block<E>(
+    /// `Iterator::try_fold`, block by block, without `next`'s bookkeeping per key: `fold`
+    /// (and so `for_each`, `count`, `sum`, and the adapters that forward to it) and
+    /// `insert_many` go through here. (`try_fold` itself cannot be overridden on stable
+    /// Rust.)
+    #[inline]
+    pub(crate) fn try_fold_blocks<Acc, E>(
         mut self,
-        mut handle: impl FnMut(Candidates) -> Result<(), E>,
-    ) -> Result<(), E> {
+        mut acc: Acc,
+        mut g: impl FnMut(Acc, Candidates) -> Result<Acc, E>,
+    ) -> Result<Acc, E> {
+        let raw = self.raw;
         if !self.pipelined {
-            let raw = self.raw;
-            return self.hashes.try_for_each(|hash| handle(raw.locate(hash)));
+            if self.exhausted {
+                return Ok(acc);
+            }
+            return self
+                .hashes
+                .try_fold(acc, |acc, hash| g(acc, raw.locate(hash)));
         }
         while self.ready() {
             for &c in &self.blocks[self.current][self.next..self.len] {
-                handle(c)?;
+                acc = g(acc, c)?;
             }
             self.next = self.len;
         }
-        Ok(())
+        Ok(acc)
     }
 
     /// Locates up to a block of keys into the block after the current one and
@@ -155,23 +166,9 @@ impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Iterator for Locat
         Some(c)
     }
 
-    /// Block by block, without `next`'s bookkeeping per key: `for_each`, `count`, `sum`
-    /// and the adapters that forward to `fold` (`map`, `enumerate`) go through here.
     #[inline]
-    fn fold<Acc, G: FnMut(Acc, Candidates) -> Acc>(mut self, mut acc: Acc, mut g: G) -> Acc {
-        let raw = self.raw;
-        if !self.pipelined {
-            if self.exhausted {
-                return acc;
-            }
-            return self.hashes.fold(acc, |acc, hash| g(acc, raw.locate(hash)));
-        }
-        while self.ready() {
-            for &c in &self.blocks[self.current][self.next..self.len] {
-                acc = g(acc, c);
-            }
-            self.next = self.len;
-        }
+    fn fold<Acc, G: FnMut(Acc, Candidates) -> Acc>(self, acc: Acc, mut g: G) -> Acc {
+        let Ok(acc) = self.try_fold_blocks(acc, |acc, c| Ok::<_, Infallible>(g(acc, c)));
         acc
     }
 

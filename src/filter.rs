@@ -20,7 +20,8 @@ use crate::raw::RawFilter;
 ///
 /// Every method takes `&self`; share the filter with `Arc` or scoped threads. Lookups
 /// ([`contains`](Self::contains), [`count`](Self::count)) take no lock and write no
-/// shared memory. Inserts and removes lock the two stripes of the key's buckets.
+/// shared memory. An insert or remove locks the stripe of the bucket it writes;
+/// `insert_unique` locks the stripes of both of the key's buckets.
 ///
 /// ```
 /// use concurrent_cuckoo_filter::CuckooFilter;
@@ -256,13 +257,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
         I: IntoIterator<Item = u64>,
     {
         let raw = &self.raw;
-        let mut inserted = 0;
-        Located::new(raw, hashes.into_iter()).try_for_each_block(|c| {
-            raw.insert_at(c, false)
-                .map_err(|error| InsertManyError { inserted, error })?;
-            inserted += 1;
-            Ok(())
-        })
+        Located::new(raw, hashes.into_iter())
+            .try_fold_blocks(0, |inserted, c| match raw.insert_at(c, false) {
+                Ok(_) => Ok(inserted + 1),
+                Err(error) => Err(InsertManyError { inserted, error }),
+            })
+            .map(drop)
     }
 
     /// Removes one copy of `key`; `false` if none was found.

@@ -222,7 +222,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     fn replace_in_bucket(&self, bucket: usize, old: u64, new: u64) -> bool {
         debug_assert!((old == 0) != (new == 0));
         let stripe = self.stripe_of(bucket);
-        let guard = self.stripes.lock_pair(stripe, stripe);
+        let guard = self.stripes.lock_one(stripe);
         let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), old, B);
         // The pair holds the bucket twice: its own slots are the low `B`.
         let Some(slot) = SlotMask(holding.0 & ((1 << B) - 1)).first() else {

@@ -137,6 +137,12 @@ impl Stripes {
         }
     }
 
+    /// Locks stripe `s` alone, for a write to a single bucket.
+    #[inline]
+    pub(crate) fn lock_one(&self, s: usize) -> PairGuard<'_> {
+        self.lock_pair(s, s)
+    }
+
     /// Locks every stripe (ascending) and zeroes the counts; the table is the caller's
     /// to clear while the returned guards live.
     pub(crate) fn lock_all_and_reset(&self) -> Vec<LockGuard<'_>> {

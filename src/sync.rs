@@ -21,9 +21,10 @@ use std::sync::atomic::AtomicBool;
 /// table words are the data).
 ///
 /// Not `parking_lot::Mutex`: its unlock must be a compare-exchange (to find parked
-/// waiters), so an insert, which takes two stripe locks, paid four locked instructions;
-/// here unlock is a plain release store. Measured on the 2-core dev VM (256 K keys to
-/// 90% load, single thread, median of 5): 73 ns per insert against 86 ns. Spinning is
+/// waiters), which doubles the locked instructions of every write; here unlock is a
+/// plain release store. Measured on the 2-core dev VM when inserts still took two
+/// stripe locks (256 K keys to 90% load, single thread, median of 5): 73 ns per insert
+/// against 86 ns. Spinning is
 /// safe because every critical section is a few table words long and never blocks;
 /// waiters back off and then yield (crossbeam's `Backoff`), so an oversubscribed
 /// machine does not burn a time slice spinning on a preempted holder.
