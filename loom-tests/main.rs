@@ -1,7 +1,7 @@
 //! Loom models of the filter's concurrency protocols.
 //!
-//! Run with `RUSTFLAGS="--cfg cuckoo_loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release
-//! --test loom`. Every model builds a 4-bucket table with one stripe per bucket and
+//! Run with `RUSTFLAGS="--cfg cuckoo_loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! --test loom -- --nocapture` (the bound CI uses). Every model builds a 4-bucket table with one stripe per bucket and
 //! places fingerprints in chosen buckets through the pre-hashed API, then spawns every
 //! actor as a loom thread (`main` only joins: with `main` as an actor, loom 0.7 may
 //! explore a single execution, tokio-rs/loom#392) and prints how many executions it
@@ -74,13 +74,14 @@ fn used(filter: &Filter, bucket: usize) -> usize {
 
 /// Runs `model` under loom and prints the number of executions explored.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
-    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-    EXECUTIONS.store(0, Ordering::Relaxed);
+    // One counter per model (not a static), so models run in parallel count their own.
+    let counter = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&counter);
     loom::model(move || {
-        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
+        count.fetch_add(1, Ordering::Relaxed);
         model();
     });
-    let executions = EXECUTIONS.load(Ordering::Relaxed);
+    let executions = counter.load(Ordering::Relaxed);
     println!("{name}: {executions} executions explored");
     assert!(executions > 1, "{name}: loom explored a single execution");
 }

@@ -41,9 +41,18 @@ const PIPELINE_FROM_TABLE_BYTES: usize = 1 << 20;
 /// add instructions.
 #[cfg(all(not(target_arch = "x86_64"), not(cuckoo_loom)))]
 const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
+
+/// Whether batches on `raw`'s table go through the prefetch pipeline.
+#[cfg(not(cuckoo_loom))]
+pub(crate) fn pipelines<F: Fingerprint, const B: usize>(raw: &RawFilter<F, B>) -> bool {
+    raw.table.memory_usage() >= PIPELINE_FROM_TABLE_BYTES
+}
+
 /// The loom models' tables are tiny: pipeline them anyway, so the models check that path.
 #[cfg(cuckoo_loom)]
-const PIPELINE_FROM_TABLE_BYTES: usize = 0;
+pub(crate) fn pipelines<F: Fingerprint, const B: usize>(_: &RawFilter<F, B>) -> bool {
+    true
+}
 
 /// The candidates of a stream of hashes, in order, each key's buckets fetched a block
 /// ahead of it being handed out (or located key by key for a cache-sized table).
@@ -68,7 +77,7 @@ impl<'a, F: Fingerprint, const B: usize, H: Iterator<Item = u64>> Located<'a, F,
         Self {
             raw,
             hashes,
-            pipelined: raw.table.memory_usage() >= PIPELINE_FROM_TABLE_BYTES,
+            pipelined: pipelines(raw),
             blocks: [[Candidates::default(); BLOCK]; 2],
             current: 0,
             next: 0,

@@ -6,7 +6,7 @@ use std::iter::FusedIterator;
 
 use crate::batch::Located;
 use crate::builder::Builder;
-use crate::error::{InsertError, InsertManyError};
+use crate::error::{BuildError, InsertError, InsertManyError};
 use crate::fingerprint::Fingerprint;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::RawFilter;
@@ -45,13 +45,10 @@ impl CuckooFilter {
     ///
     /// # Panics
     ///
-    /// If `items` needs more than 2^32 buckets (about 17 billion items); use
-    /// [`builder`](Self::builder) to get an error instead.
+    /// If `items` needs more than 2^32 buckets (about 17 billion items), or the table
+    /// cannot be allocated; use [`builder`](Self::builder) to get an error instead.
     pub fn with_capacity(items: usize) -> Self {
-        Self::builder()
-            .capacity(items)
-            .build()
-            .expect("capacity exceeds 2^32 buckets; use CuckooFilter::builder() to handle it")
+        built(Self::builder().capacity(items).build(), items)
     }
 
     /// A builder for any geometry, size, hasher and stripe count.
@@ -71,13 +68,8 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     ///
     /// As [`CuckooFilter::with_capacity`].
     pub fn with_capacity_and_hasher(items: usize, hasher: S) -> Self {
-        Builder::new()
-            .fingerprint::<F>()
-            .slots::<B>()
-            .hasher(hasher)
-            .capacity(items)
-            .build()
-            .expect("capacity exceeds 2^32 buckets; use CuckooFilter::builder() to handle it")
+        let builder = Builder::new().fingerprint::<F>().slots::<B>();
+        built(builder.hasher(hasher).capacity(items).build(), items)
     }
 
     /// The 64-bit hash this filter uses for `key` (for the `*_hash` methods).
@@ -389,6 +381,13 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     }
 }
 
+/// The filter of a panicking constructor, or its panic, naming the real cause.
+fn built<T>(filter: Result<T, BuildError>, items: usize) -> T {
+    filter.unwrap_or_else(|error| {
+        panic!("a filter for {items} items: {error}; use CuckooFilter::builder() to handle it")
+    })
+}
+
 impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for CuckooFilter<F, B, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CuckooFilter")
@@ -414,6 +413,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// not one of its two, or is full), so a test can lay out a table exactly.
     pub fn debug_insert_into(&self, hash: u64, bucket: usize) -> bool {
         self.raw.insert_into(hash, bucket)
+    }
+
+    /// Whether `insert_many` and `contains_many` prefetch on this filter's table (true
+    /// from 1 MiB on x86_64), so tests can check which path they cover.
+    pub fn debug_batches_pipelined(&self) -> bool {
+        crate::batch::pipelines(&self.raw)
     }
 
     /// The fingerprints in `bucket`, slot by slot (0 = empty).

@@ -85,7 +85,7 @@ fn batch_matches_single_lookups_on_a_cache_sized_table() {
 #[test]
 fn batch_matches_single_lookups_on_a_pipelined_table() {
     let filter = filled(200_000); // 1.6 MB: pipelined
-    assert!(filter.memory_usage() > 1 << 20);
+    assert!(filter.debug_batches_pipelined() || !cfg!(target_arch = "x86_64"));
     check_equivalence(&filter);
 }
 

@@ -67,3 +67,11 @@ fn errors_display_and_are_std_errors() {
         assert!(!error.to_string().is_empty());
     }
 }
+
+/// The one panicking constructor panics with the cause, as documented; the builder
+/// returns the same cause as an error.
+#[test]
+#[should_panic(expected = "exceeds 2^32 buckets")]
+fn with_capacity_beyond_the_largest_table_panics_naming_the_cause() {
+    let _ = CuckooFilter::with_capacity(usize::MAX);
+}

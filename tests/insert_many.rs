@@ -2,19 +2,16 @@
 //! the same first failure, nothing changed by the failed key, on tables small enough to
 //! be filled key by key and on tables large enough to be pipelined.
 
+mod common;
+
 use std::cell::Cell;
 use std::error::Error;
 
+use common::table;
 use concurrent_cuckoo_filter::{CuckooFilter, InsertError, InsertManyError};
 
 /// A cache-sized table (filled key by key) and one above 1 MiB (pipelined on x86_64).
 const BUCKETS: [usize; 2] = [1_000, 140_000];
-
-fn table(filter: &CuckooFilter) -> Vec<Vec<u64>> {
-    (0..filter.buckets())
-        .map(|b| filter.debug_bucket(b))
-        .collect()
-}
 
 /// Random keys, a tenth more than the filter holds: the batch runs into `Full`.
 fn overfilling_keys(filter: &CuckooFilter, seed: u64) -> Vec<u64> {
@@ -29,6 +26,12 @@ fn batch_fills_the_table_that_single_inserts_fill() {
     for buckets in BUCKETS {
         let single = CuckooFilter::builder().buckets(buckets).build().unwrap();
         let batched = CuckooFilter::builder().buckets(buckets).build().unwrap();
+        let large = buckets == BUCKETS[1] && cfg!(target_arch = "x86_64");
+        assert_eq!(
+            batched.debug_batches_pipelined(),
+            large,
+            "{buckets} buckets"
+        );
         let keys = overfilling_keys(&single, buckets as u64);
         let first_failure = keys
             .iter()

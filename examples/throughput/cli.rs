@@ -173,12 +173,13 @@ impl Args {
                 p.display()
             ));
         }
-        // An insert-only mix grows the filter every sample; beyond --items it would overfill
-        // every filter and measure failures, not speed.
+        // A mix with more inserts than removes grows the filter every sample; beyond
+        // --items it would overfill every filter and measure failures, not speed.
         let room = self.items as f64 * (1.0 - f64::from(self.prefill) / 100.0);
-        for mix in self.mixes().iter().filter(|m| m.removes == 0) {
-            let growth = self.samples as f64 * self.ops as f64 * f64::from(mix.inserts) / 100.0;
-            if self.run_mixed() && growth > room {
+        for mix in self.mixes().iter().filter(|_| self.run_mixed()) {
+            let net_inserts = mix.inserts.saturating_sub(mix.removes);
+            let growth = self.samples as f64 * self.ops as f64 * f64::from(net_inserts) / 100.0;
+            if growth > room {
                 return Err(format!(
                     "mix {} would add {growth:.0} keys but only {room:.0} fit beside the \
                      prefill; lower --ops, --samples, --inserts or --prefill",

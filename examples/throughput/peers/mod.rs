@@ -61,8 +61,6 @@ impl Caps {
 /// so a run can tell a real false negative from a key whose insert had failed.
 #[derive(Default, Debug)]
 pub struct Tally {
-    /// Lookups that answered "present".
-    pub found: u64,
     /// Lookups of never-inserted keys that answered "present".
     pub false_pos: u64,
     /// Lookups of never-inserted keys.
@@ -78,7 +76,6 @@ pub struct Tally {
 impl Tally {
     /// Adds `other`'s counts to `self`.
     pub fn merge(&mut self, other: Tally) {
-        self.found += other.found;
         self.false_pos += other.false_pos;
         self.negatives += other.negatives;
         other
@@ -243,7 +240,6 @@ pub fn probe_each(probes: &[Probe], tally: &mut Tally, contains: impl Fn(u64) ->
 /// positive rate.
 #[inline(always)]
 pub fn probe_one(probe: Probe, tally: &mut Tally, found: bool) {
-    tally.found += u64::from(found);
     tally.negatives += u64::from(!probe.present);
     tally.false_pos += u64::from(found & !probe.present);
     tally.missed.record(probe.key, probe.present & !found);
@@ -314,6 +310,12 @@ pub struct PeerDef {
     pub about: &'static str,
     /// Builds an empty filter sized for `Sizing::items`.
     pub build: fn(&Sizing) -> Box<dyn Filter>,
+}
+
+/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`): a false
+/// negative from any of them fails the run.
+pub fn is_ours(name: &str) -> bool {
+    name == ours::DEF.name || name == ours::BATCHED.name
 }
 
 /// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
