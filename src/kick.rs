@@ -23,30 +23,13 @@ const MAX_SEARCHES: usize = 8;
 
 /// One move of a path: the fingerprint `fp` in `from`'s slot `from_slot` goes to slot
 /// `to_slot` of `to`, its alternate bucket.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Move {
     from: usize,
     from_slot: usize,
     fp: u64,
     to: usize,
     to_slot: usize,
-}
-
-/// Most moves a path can have (one per bucket after the first).
-const MAX_MOVES: usize = max_path_buckets(4) - 1;
-
-/// The moves of a kick path, the one into the empty slot first. A fixed array: a path
-/// is short, and kicks are frequent near full load, where an allocation per kick showed
-/// up as a fifth of the insert time.
-struct Path {
-    moves: [Move; MAX_MOVES],
-    len: usize,
-}
-
-impl Path {
-    fn moves(&self) -> &[Move] {
-        &self.moves[..self.len]
-    }
 }
 
 /// A bucket reached by the search, and how: the fingerprint in slot `slot` of the
@@ -66,6 +49,62 @@ struct Node {
 /// (128 K and 8 M items); a heap list allocated for every kick cost 3–14% of the time
 /// per insert.
 const INLINE_NODES: usize = 32;
+
+/// The search tree, in breadth-first order.
+type Tree = SmallVec<[Node; INLINE_NODES]>;
+
+/// Where a found path ends: slot `empty` of `nodes[leaf]`'s bucket is free.
+#[derive(Clone, Copy)]
+struct PathEnd {
+    leaf: usize,
+    empty: usize,
+}
+
+/// The moves of a found path, read off the tree from the empty end back to a root: the
+/// order they must run in, so that each frees the slot the next one fills.
+struct PathMoves<'a> {
+    nodes: &'a [Node],
+    node: Node,
+    to_slot: usize,
+}
+
+impl<'a> PathMoves<'a> {
+    fn new(nodes: &'a [Node], end: PathEnd) -> Self {
+        Self {
+            nodes,
+            node: nodes[end.leaf],
+            to_slot: end.empty,
+        }
+    }
+}
+
+impl Iterator for PathMoves<'_> {
+    type Item = Move;
+
+    fn next(&mut self) -> Option<Move> {
+        if self.node.depth == 1 {
+            return None;
+        }
+        let parent = self.nodes[usize::from(self.node.parent)];
+        let step = Move {
+            from: parent.bucket,
+            from_slot: usize::from(self.node.slot),
+            fp: u64::from(self.node.fp),
+            to: self.node.bucket,
+            to_slot: self.to_slot,
+        };
+        self.to_slot = step.from_slot;
+        self.node = parent;
+        Some(step)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::from(self.node.depth) - 1;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for PathMoves<'_> {}
 
 /// Longest path, counted in buckets including the key's own: 5 moves with 4 slots
 /// (libcuckoo's bound, 2,730 nodes at most) and 3 moves with 8 slots (1,170 nodes).
@@ -101,17 +140,18 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     #[cold]
     #[inline(never)]
     pub(crate) fn insert_kicking(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
+        let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
-            let Some(path) = self.search(c) else {
+            let Some(end) = self.search(c, &mut nodes) else {
                 return Err(InsertError::Full);
             };
             // A plain insert puts its fingerprint into the slot the last move frees, under
             // that move's lock (which covers the key's bucket): no second locking round.
             // `insert_unique` must re-check both buckets under their pair lock instead.
-            let moves = path.moves();
-            let fill_last = !unique && !moves.is_empty();
+            let moves = PathMoves::new(&nodes, end);
+            let fill_last = !unique && moves.len() > 0;
             let last = moves.len().wrapping_sub(1);
-            let applied = moves.iter().enumerate().all(|(k, &step)| {
+            let applied = moves.enumerate().all(|(k, step)| {
                 let fill = (fill_last && k == last).then_some(c.fp);
                 self.apply(step, fill)
             });
@@ -134,16 +174,17 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// Breadth-first search from both candidate buckets for the shortest path to an empty
-    /// slot; the moves to make, the one into the empty slot first. `None`: no path within
-    /// the bounds. An empty path means a candidate bucket already has room.
+    /// slot, building its tree in `nodes`; where the path ends (see [`PathMoves`] for its
+    /// moves). `None`: no path within the bounds. A path that ends at a root has no moves:
+    /// a candidate bucket already has room.
     ///
     /// A bucket is checked for an empty slot as soon as it is pushed, right after its
     /// parent is expanded, rather than when its turn to be expanded comes. The path found
     /// is the same (buckets are checked in the same order), but the search stops before
     /// expanding the rest of the parent's level: near full load that halved the nodes
     /// pushed, and cut the time per insert to 95% load by 16% at 128 K items.
-    fn search(&self, c: Candidates) -> Option<Path> {
-        let mut nodes = SmallVec::<[Node; INLINE_NODES]>::new();
+    fn search(&self, c: Candidates, nodes: &mut Tree) -> Option<PathEnd> {
+        nodes.clear();
         for bucket in [c.i1, c.i2] {
             nodes.push(Node {
                 bucket,
@@ -153,7 +194,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         }
         for (root, node) in nodes.iter().enumerate() {
             if let Some(empty) = self.empty_slot(node.bucket) {
-                return Some(Self::path_to(&nodes, root, empty));
+                return Some(PathEnd { leaf: root, empty });
             }
         }
         let mut next = 0;
@@ -177,7 +218,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             }
             for child in first_child..nodes.len() {
                 if let Some(empty) = self.empty_slot(nodes[child].bucket) {
-                    return Some(Self::path_to(&nodes, child, empty));
+                    return Some(PathEnd { leaf: child, empty });
                 }
             }
             next += 1;
@@ -191,29 +232,6 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             .load_bucket(bucket)
             .iter()
             .position(|&fp| fp == 0)
-    }
-
-    /// The moves that empty slot `empty` of `nodes[leaf]` backwards to a root bucket.
-    fn path_to(nodes: &[Node], leaf: usize, empty: usize) -> Path {
-        let mut path = Path {
-            moves: [Move::default(); MAX_MOVES],
-            len: 0,
-        };
-        let (mut node, mut to_slot) = (nodes[leaf], empty);
-        while node.depth > 1 {
-            let parent = nodes[usize::from(node.parent)];
-            path.moves[path.len] = Move {
-                from: parent.bucket,
-                from_slot: usize::from(node.slot),
-                fp: u64::from(node.fp),
-                to: node.bucket,
-                to_slot,
-            };
-            path.len += 1;
-            to_slot = usize::from(node.slot);
-            node = parent;
-        }
-        path
     }
 
     /// Carries out one move under its pair lock, if the path still holds there; then
