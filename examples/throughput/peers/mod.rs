@@ -126,6 +126,12 @@ pub trait Filter {
         probe_each(probes, tally, |key| self.contains(key));
     }
 
+    /// Looks every key up and returns how many were found: the timed lookup loop, which
+    /// like the reference's does nothing with an answer but count it.
+    fn count_found(&self, keys: &[u64]) -> usize {
+        count_each(keys, |key| self.contains(key))
+    }
+
     /// Runs a mixed operation sequence.
     fn run_ops(&mut self, ops: &[Op], tally: &mut Tally) {
         run_each(ops, tally, |op| match op {
@@ -157,6 +163,11 @@ pub trait Concurrent: Sync {
     /// Runs lookups whose expected answer is known (like [`Filter::probe_all`]).
     fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
         probe_each(probes, tally, |key| self.contains(key));
+    }
+
+    /// Counts the keys found (like [`Filter::count_found`]).
+    fn count_found(&self, keys: &[u64]) -> usize {
+        count_each(keys, |key| self.contains(key))
     }
 
     /// Runs a mixed operation sequence (monomorphized, like [`Filter::run_ops`]).
@@ -198,6 +209,9 @@ impl<T: Concurrent> Filter for Shared<T> {
     fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
         self.0.probe_all(probes, tally);
     }
+    fn count_found(&self, keys: &[u64]) -> usize {
+        self.0.count_found(keys)
+    }
     fn concurrent(&self) -> Option<&dyn Concurrent> {
         Some(&self.0)
     }
@@ -234,6 +248,12 @@ pub fn probe_each(probes: &[Probe], tally: &mut Tally, contains: impl Fn(u64) ->
     for &probe in probes {
         probe_one(probe, tally, contains(probe.key));
     }
+}
+
+/// Looks every key up one at a time and counts the ones found.
+#[inline(always)]
+pub fn count_each(keys: &[u64], contains: impl Fn(u64) -> bool) -> usize {
+    keys.iter().filter(|&&key| contains(key)).count()
 }
 
 /// Books one lookup, without a branch on its answer, so the loop stays predictable at any

@@ -7,7 +7,8 @@ use concurrent_cuckoo_filter::CuckooFilter;
 use crate::keys::Probe;
 
 use super::{
-    Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, insert_each, probe_each, probe_one,
+    Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, count_each, insert_each, probe_each,
+    probe_one,
 };
 
 pub const DEF: PeerDef = PeerDef {
@@ -80,6 +81,12 @@ macro_rules! layouts {
                         .contains_many(probes.iter().map(|probe| probe.key))
                         .enumerate()
                         .for_each(|(i, found)| probe_one(probes[i], tally, found));
+                }
+                fn count_found(&self, keys: &[u64]) -> usize {
+                    if !self.batched {
+                        return count_each(keys, |key| self.filter.contains(&key));
+                    }
+                    self.filter.contains_many(keys).filter(|&found| found).count()
                 }
             }
         )*
