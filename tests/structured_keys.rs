@@ -12,8 +12,10 @@ const BUCKETS: usize = 100_000;
 /// Never-inserted keys looked up per pattern.
 const PROBES: u64 = 10_000_000;
 
-/// The `i`-th key of each pattern, by name.
-const PATTERNS: &[(&str, fn(u64) -> u64)] = &[
+/// A named key pattern: its `i`-th key.
+type Pattern = (&'static str, fn(u64) -> u64);
+
+const PATTERNS: &[Pattern] = &[
     ("counter", |i| i),
     ("stride 64", |i| i * 64),
     ("stride 2^32", |i| i << 32),
