@@ -47,6 +47,7 @@ fn timed_lookups(
     keys: &[u64],
     tally: &mut Tally,
 ) -> f64 {
+    debug_assert_eq!(keys.len(), probes.len());
     let t = Instant::now();
     let found = f.count_found(keys);
     let rate = keys.len() as f64 / t.elapsed().as_secs_f64();
@@ -128,7 +129,8 @@ pub fn run(
     let keys = space.keys(Region::Inserted(0), cfg.items);
     let mut next_absent = 0;
 
-    // Everything the timed loops read is generated here, before the first timer starts.
+    // Every key the timed loops read is generated here, before the first timer starts
+    // (each lookup batch's plain key list is copied out of its probes before its timer).
     let bounds: Vec<usize> = (0..=cfg.segments)
         .map(|k| cfg.items * k / cfg.segments)
         .collect();
