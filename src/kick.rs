@@ -149,10 +149,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             // that move's lock (which covers the key's bucket): no second locking round.
             // `insert_unique` must re-check both buckets under their pair lock instead.
             let moves = PathMoves::new(&nodes, end);
-            let fill_last = !unique && moves.len() > 0;
-            let last = moves.len().wrapping_sub(1);
+            let count = moves.len();
+            let fill_last = !unique && count > 0;
             let applied = moves.enumerate().all(|(k, step)| {
-                let fill = (fill_last && k == last).then_some(c.fp);
+                let fill = (fill_last && k + 1 == count).then_some(c.fp);
                 self.apply(step, fill)
             });
             if !applied {
@@ -193,7 +193,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             });
         }
         for (root, node) in nodes.iter().enumerate() {
-            if let Some(empty) = self.empty_slot(node.bucket) {
+            if let Some(empty) = self.slot_holding(node.bucket, 0) {
                 return Some(PathEnd { leaf: root, empty });
             }
         }
@@ -217,21 +217,13 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
                 });
             }
             for child in first_child..nodes.len() {
-                if let Some(empty) = self.empty_slot(nodes[child].bucket) {
+                if let Some(empty) = self.slot_holding(nodes[child].bucket, 0) {
                     return Some(PathEnd { leaf: child, empty });
                 }
             }
             next += 1;
         }
         None
-    }
-
-    /// A free slot of `bucket`, read without a lock (the moves re-check under theirs).
-    fn empty_slot(&self, bucket: usize) -> Option<usize> {
-        self.table
-            .load_bucket(bucket)
-            .iter()
-            .position(|&fp| fp == 0)
     }
 
     /// Carries out one move under its pair lock, if the path still holds there; then

@@ -69,7 +69,7 @@
 //!    has one `unsafe` block, the x86_64 prefetch hint behind the batches and the kick
 //!    search (an instruction that cannot fault, whatever the address); everything else
 //!    is checked by `#![deny(unsafe_code)]`. The only panicking constructors say so
-//!    (`with_capacity` beyond 2^32 buckets).
+//!    (`with_capacity` beyond 2^32 buckets, or when the table cannot be allocated).
 //!
 //! Multiset semantics follow RedisBloom's `CF.ADD`/`CF.ADDNX`/`CF.COUNT`/`CF.DEL`:
 //! [`insert`](CuckooFilter::insert) adds a copy; a key's two buckets hold at most
@@ -84,10 +84,11 @@
 //!
 //! Each operation is atomic on the key's two buckets. Inserts and removes are
 //! linearizable: each decides and writes under the locks of the stripes it reads to
-//! decide (a plain insert reads and writes one bucket; `insert_unique` and `remove` read
-//! both). A lookup that overlaps an insert of the
-//! same key may or may not see it; one that starts after the insert returned always
-//! does. A kick moves a fingerprint between its two buckets inside a seqlock window; a
+//! decide. A plain insert re-checks the bucket it chose under that bucket's stripe lock,
+//! and a remove that saw a copy re-checks that copy's bucket; `insert_unique`, and a
+//! remove that saw no copy, decide under the pair lock. A lookup that overlaps an insert
+//! of the same key may or may not see it; one that starts after the insert returned
+//! always does. A kick moves a fingerprint between its two buckets inside a seqlock window; a
 //! lookup that reads across such a move notices and reads again, so a kick never makes a
 //! present key look absent.
 //!

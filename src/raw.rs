@@ -223,9 +223,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         debug_assert!((old == 0) != (new == 0));
         let stripe = self.stripe_of(bucket);
         let guard = self.stripes.lock_one(stripe);
-        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), old, B);
-        // The pair holds the bucket twice: its own slots are the low `B`.
-        let Some(slot) = SlotMask(holding.0 & ((1 << B) - 1)).first() else {
+        let Some(slot) = self.slot_holding(bucket, old) else {
             return false;
         };
         self.table.set_slot(bucket, slot, new);
@@ -235,6 +233,25 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             guard.count_removed(stripe);
         }
         true
+    }
+
+    /// The first slot of `bucket` that holds `fp` (0: a free slot), read without a lock;
+    /// a writer that acts on it must hold the bucket's stripe lock or re-check under it.
+    #[inline]
+    pub(crate) fn slot_holding(&self, bucket: usize, fp: u64) -> Option<usize> {
+        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), fp, B);
+        // The pair holds the bucket twice: its own slots are the low `B`.
+        SlotMask(holding.0 & ((1 << B) - 1)).first()
+    }
+
+    /// The bucket (`i1` or `i2`) and its slot that slot `hit` of `c`'s pair stands for.
+    #[inline]
+    fn bucket_and_slot(c: Candidates, hit: usize) -> (usize, usize) {
+        if hit < B {
+            (c.i1, hit)
+        } else {
+            (c.i2, hit - B)
+        }
     }
 
     /// Puts the fingerprint into a free slot of the emptier of its two buckets. The caller
@@ -289,7 +306,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.locate(hash);
         if let Some(hit) = self.matches(c).first() {
-            let bucket = if hit < B { c.i1 } else { c.i2 };
+            let (bucket, _) = Self::bucket_and_slot(c, hit);
             if self.replace_in_bucket(bucket, c.fp, 0) {
                 return true;
             }
@@ -298,11 +315,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         let Some(hit) = self.matches(c).first() else {
             return false;
         };
-        let (bucket, slot) = if hit < B {
-            (c.i1, hit)
-        } else {
-            (c.i2, hit - B)
-        };
+        let (bucket, slot) = Self::bucket_and_slot(c, hit);
         self.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.stripe_of(bucket));
         true

@@ -356,30 +356,44 @@ fn count_hits<F: BenchFilter>(filter: &F, keys: &[u64]) -> usize {
 /// Looks up `n` keys, continuing from `*cursor` and wrapping around `keys`; returns the hits.
 #[inline]
 pub fn probe<F: BenchFilter>(filter: &F, keys: &[u64], cursor: &mut usize, n: u64) -> u64 {
-    let mut left = usize::try_from(n).expect("iteration count fits in usize");
-    let mut hits = 0;
-    while left > 0 {
-        let chunk = &keys[*cursor..keys.len().min(*cursor + left)];
-        for &key in chunk {
+    probe_runs(keys, cursor, n, |run| {
+        // A plain loop: `map(..).sum()` here timed 1.1–1.3× slower per lookup (128 K).
+        let mut hits = 0;
+        for &key in run {
             hits += u64::from(filter.contains(black_box(key)));
         }
-        left -= chunk.len();
-        *cursor = (*cursor + chunk.len()) % keys.len();
-    }
-    hits
+        hits
+    })
 }
 
 /// [`probe`] through [`Ours::contains_many`]: the same keys in the same order, a batch
 /// per contiguous run of `keys`.
 #[inline]
 pub fn probe_many(filter: &Ours, keys: &[u64], cursor: &mut usize, n: u64) -> u64 {
+    probe_runs(keys, cursor, n, |run| {
+        filter
+            .contains_many(black_box(run))
+            .filter(|&found| found)
+            .count() as u64
+    })
+}
+
+/// Hands `look_up` the next `n` keys from `*cursor` on, as contiguous runs of `keys`
+/// (wrapping around its end), and sums the hits it returns.
+#[inline(always)]
+fn probe_runs(
+    keys: &[u64],
+    cursor: &mut usize,
+    n: u64,
+    mut look_up: impl FnMut(&[u64]) -> u64,
+) -> u64 {
     let mut left = usize::try_from(n).expect("iteration count fits in usize");
     let mut hits = 0;
     while left > 0 {
-        let chunk = black_box(&keys[*cursor..keys.len().min(*cursor + left)]);
-        hits += filter.contains_many(chunk).filter(|&found| found).count() as u64;
-        left -= chunk.len();
-        *cursor = (*cursor + chunk.len()) % keys.len();
+        let run = &keys[*cursor..keys.len().min(*cursor + left)];
+        hits += look_up(run);
+        left -= run.len();
+        *cursor = (*cursor + run.len()) % keys.len();
     }
     hits
 }
