@@ -44,7 +44,7 @@ struct Args {
     #[arg(long, default_value = "2M", value_parser = parse_count)]
     ops: usize,
     /// Rounds of the four set-ups; medians are reported.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 9)]
     rounds: usize,
 }
 
@@ -155,59 +155,64 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The plans of one set-up: `threads` threads doing `writes` writes in all, starting from
+/// `prefill` keys in all (each thread prefills its share). Seeds differ per set-up and per
+/// thread, so no two plans share keys.
+fn plans(seed: u64, threads: usize, prefill: usize, writes: usize) -> Vec<Plan> {
+    // A write is an insert or a remove, and every insert is followed by a remove.
+    (0..threads as u64)
+        .map(|t| Plan::new(seed + t, prefill / threads, writes / threads / 2))
+        .collect()
+}
+
 fn main() {
     let args = Args::parse();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     assert!(cores.len() >= 2, "needs two cores to pin to");
-    let half = args.items / 2;
+    let (whole, half) = (args.items, args.items / 2);
     let prefill = |items: usize| items * 8 / 10;
-    // Each thread of a two-thread run does half the writes; one write is an insert or a
-    // remove, so a plan of `n` writes has `n / 2` inserts.
-    let whole_plan = || vec![Plan::new(1, prefill(args.items), args.ops / 2)];
-    let split_plans = |items: usize| -> Vec<Plan> {
-        (0..2)
-            .map(|t| Plan::new(10 + t, prefill(items) / 2, args.ops / 4))
-            .collect()
-    };
 
     let names = ["1T whole", "2T shared", "1T half", "2T private"];
     let mut cpu_per_write: [Vec<f64>; 4] = Default::default();
     let mut wall_per_write: [Vec<f64>; 4] = Default::default();
     let mut handoff = Vec::new();
     for round in 0..args.rounds {
-        let writes = args.ops as f64;
+        let shared = filter_for(whole);
+        let (own_a, own_b) = (filter_for(half), filter_for(half));
         let measured = [
-            run(&[&filter_for(args.items)], &whole_plan(), &cores),
-            {
-                let shared = filter_for(args.items);
-                run(&[&shared, &shared], &split_plans(args.items), &cores)
-            },
             run(
-                &[&filter_for(half)],
-                &[Plan::new(2, prefill(half), args.ops / 4)],
+                &[&filter_for(whole)],
+                &plans(1, 1, prefill(whole), args.ops),
                 &cores,
             ),
-            {
-                let (a, b) = (filter_for(half), filter_for(half));
-                let plans: Vec<Plan> = (0..2)
-                    .map(|t| Plan::new(20 + t, prefill(half), args.ops / 4))
-                    .collect();
-                run(&[&a, &b], &plans, &cores)
-            },
+            run(
+                &[&shared, &shared],
+                &plans(10, 2, prefill(whole), args.ops),
+                &cores,
+            ),
+            run(
+                &[&filter_for(half)],
+                &plans(20, 1, prefill(half), args.ops),
+                &cores,
+            ),
+            run(
+                &[&own_a, &own_b],
+                &plans(30, 2, 2 * prefill(half), args.ops),
+                &cores,
+            ),
         ];
-        // `1T half` does half the writes of the others.
+        drop((shared, own_a, own_b));
         for (k, (wall, cpu)) in measured.into_iter().enumerate() {
-            let writes = if k == 2 { writes / 2.0 } else { writes };
-            cpu_per_write[k].push(cpu / writes);
-            wall_per_write[k].push(wall * 1e9 / writes);
+            cpu_per_write[k].push(cpu / args.ops as f64);
+            wall_per_write[k].push(wall * 1e9 / args.ops as f64);
         }
         handoff.push(line_handoff_ns(&cores));
         eprintln!("round {}/{} done", round + 1, args.rounds);
     }
 
     println!(
-        "{} items ({} per private filter), prefill 80%, {} writes per run, median of {} rounds",
-        args.items, half, args.ops, args.rounds
+        "{whole} items ({half} per private filter), prefill 80%, {} writes per run, median of {} rounds",
+        args.ops, args.rounds
     );
     println!("| set-up | CPU ns per write | wall ns per write |");
     println!("|---|--:|--:|");
