@@ -2,7 +2,7 @@
 //! on one private filter per thread.
 //!
 //! ```text
-//! cargo run --release --example write_sharing -- [--items 1M] [--ops 2M] [--rounds 5]
+//! cargo run --release --example write_sharing -- [--items 1M] [--ops 2M] [--rounds 9]
 //! ```
 //!
 //! Every thread runs the same kind of work: it inserts a fresh key and removes its own
