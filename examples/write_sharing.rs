@@ -23,6 +23,9 @@
 //! one cache line back and forth between the two cores, the cost a write pays each time
 //! the other core was the last to write a line it touches.
 
+#[path = "throughput/count.rs"]
+mod count;
+
 use std::collections::VecDeque;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +34,8 @@ use std::time::Instant;
 use clap::Parser;
 use concurrent_cuckoo_filter::CuckooFilter;
 use core_affinity::CoreId;
+
+use crate::count::parse_count;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -46,18 +51,6 @@ struct Args {
     /// Rounds of the four set-ups; medians are reported.
     #[arg(long, default_value_t = 9)]
     rounds: usize,
-}
-
-fn parse_count(s: &str) -> Result<usize, String> {
-    let (digits, scale) = match s.as_bytes().last() {
-        Some(b'K' | b'k') => (&s[..s.len() - 1], 1_000),
-        Some(b'M' | b'm') => (&s[..s.len() - 1], 1_000_000),
-        _ => (s, 1),
-    };
-    digits
-        .parse::<usize>()
-        .map(|n| n * scale)
-        .map_err(|e| format!("{s}: {e}"))
 }
 
 /// One thread's writes: insert `fresh[j]`, then remove the oldest key it holds.

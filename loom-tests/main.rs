@@ -1,11 +1,11 @@
 //! Loom models of the filter's concurrency protocols.
 //!
 //! Run with `RUSTFLAGS="--cfg cuckoo_loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
-//! --test loom -- --nocapture` (the bound CI uses). Every model builds a 4-bucket table with one stripe per bucket and
-//! places fingerprints in chosen buckets through the pre-hashed API, then spawns every
-//! actor as a loom thread (`main` only joins: with `main` as an actor, loom 0.7 may
-//! explore a single execution, tokio-rs/loom#392) and prints how many executions it
-//! explored.
+//! --test loom -- --nocapture` (the bound CI uses). Every model builds a 4-bucket table
+//! with one stripe per bucket and places fingerprints in chosen buckets through the
+//! pre-hashed API, then spawns every actor as a loom thread (`main` only joins: with
+//! `main` as an actor, loom 0.7 may explore a single execution, tokio-rs/loom#392) and
+//! prints how many executions it explored.
 //!
 //! With 4 buckets, a fingerprint's offset `r` is 1 or 3, so its bucket pair is
 //! {0, 3} or {1, 2} (r = 1) and {0, 1} or {2, 3} (r = 3).

@@ -88,9 +88,9 @@
 //! and a remove that saw a copy re-checks that copy's bucket; `insert_unique`, and a
 //! remove that saw no copy, decide under the pair lock. A lookup that overlaps an insert
 //! of the same key may or may not see it; one that starts after the insert returned
-//! always does. A kick moves a fingerprint between its two buckets inside a seqlock window; a
-//! lookup that reads across such a move notices and reads again, so a kick never makes a
-//! present key look absent.
+//! always does. A kick moves a fingerprint between its two buckets inside a seqlock
+//! window; a lookup that reads across such a move notices and reads again, so a kick
+//! never makes a present key look absent.
 //!
 //! # Performance
 //!

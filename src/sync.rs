@@ -24,10 +24,9 @@ use std::sync::atomic::AtomicBool;
 /// waiters), which doubles the locked instructions of every write; here unlock is a
 /// plain release store. Measured on the 2-core dev VM when inserts still took two
 /// stripe locks (256 K keys to 90% load, single thread, median of 5): 73 ns per insert
-/// against 86 ns. Spinning is
-/// safe because every critical section is a few table words long and never blocks;
-/// waiters back off and then yield (crossbeam's `Backoff`), so an oversubscribed
-/// machine does not burn a time slice spinning on a preempted holder.
+/// against 86 ns. Spinning is safe because every critical section is a few table words
+/// long and never blocks; waiters back off and then yield (crossbeam's `Backoff`), so an
+/// oversubscribed machine does not burn a time slice spinning on a preempted holder.
 #[derive(Debug, Default)]
 pub(crate) struct Lock {
     locked: AtomicBool,

@@ -19,15 +19,14 @@ fn measure<F: Fingerprint, const B: usize>(buckets: usize, load: f64) -> (f64, f
     for key in 0..target {
         filter.insert(&(2 * key)).unwrap();
     }
-    let probes = PROBES;
-    let false_positives = (0..probes)
+    let false_positives = (0..PROBES)
         .filter(|key| filter.contains(&(2 * key + 1)))
         .count();
     let alpha = filter.load_factor();
     let bound = 2.0 * B as f64 * alpha / 2f64.powi(F::BITS as i32);
-    let fpr = false_positives as f64 / probes as f64;
+    let fpr = false_positives as f64 / PROBES as f64;
     println!(
-        "{}-bit x {B}: load {alpha:.4}, FPR {fpr:.3e} ({false_positives} of {probes}), bound {bound:.3e}, ratio {:.3}",
+        "{}-bit x {B}: load {alpha:.4}, FPR {fpr:.3e} ({false_positives} of {PROBES}), bound {bound:.3e}, ratio {:.3}",
         F::BITS,
         fpr / bound
     );

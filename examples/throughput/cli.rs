@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgAction, Parser};
 
+use crate::count::parse_count;
 use crate::keys::Mix;
 
 /// Throughput of concurrent-cuckoo-filter against its peers, on this machine.
@@ -189,22 +190,6 @@ impl Args {
         }
         Ok(())
     }
-}
-
-/// Parses counts such as `1000000`, `1_000_000`, `500K`, `64M`, `1G`, `1e6`.
-fn parse_count(s: &str) -> Result<usize, String> {
-    let t = s.trim().replace('_', "");
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (&t[..], 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("not a count: {s:?}"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("not a count: {s:?}"));
-    }
-    Ok((v * mult).round() as usize)
 }
 
 fn parse_load(s: &str) -> Result<f64, String> {

@@ -16,6 +16,7 @@
 //! - `system`: CPU, build flags, crate versions and pinning, stated by every report.
 
 mod cli;
+mod count;
 mod keys;
 mod mixed;
 mod peers;
