@@ -156,7 +156,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// accesses overlapped: keys are hashed and their buckets fetched 16 at a time, a
     /// block ahead of the keys being answered. Out of cache, where a single lookup spends
     /// most of its time waiting for its two buckets, this is about twice as fast as
-    /// `contains` in a loop (8 M items on x86_64: see the README). A table small enough to
+    /// `contains` in a loop (8 M items on x86_64: see BENCHMARKS.md). A table small enough to
     /// stay in the core's cache (under 1 MiB), or one on a target without a prefetch
     /// instruction, is probed key by key, exactly like `contains`.
     ///
@@ -201,7 +201,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// [`contains_many`](Self::contains_many): keys are hashed and their buckets fetched
     /// 16 at a time, a block ahead of the keys being inserted. Out of cache, an insert
     /// waits for its buckets before it can lock them; prefetched, it finds them in cache
-    /// (see the README for figures). A table under 1 MiB, or one on a target without a
+    /// (see BENCHMARKS.md for figures). A table under 1 MiB, or one on a target without a
     /// prefetch instruction, is filled key by key, exactly like `insert`.
     ///
     /// Each key is inserted by the same steps as `insert`, so concurrent readers and
@@ -400,7 +400,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for CuckooFilter
     }
 }
 
-/// Introspection for the loom models and tests; not part of the stable API.
+/// Introspection for the loom models and tests (feature `test-hooks`); not part of the
+/// API.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// `(fingerprint, first bucket, second bucket)` of a pre-hashed key.

@@ -102,7 +102,7 @@
 //! fast per key at 8 M items; [`insert_many`](CuckooFilter::insert_many) does the same
 //! for inserts. Writers on different stripes never wait for each other. The table holds
 //! any even number of buckets (no rounding up to a power of two), so the default
-//! configuration costs about 16.8 bits per item at its rated capacity. See the README for
+//! configuration costs about 16.8 bits per item at its rated capacity. See BENCHMARKS.md for
 //! measured figures.
 //!
 //! # Architecture

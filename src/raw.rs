@@ -292,6 +292,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has
     /// room: lets tests and loom models lay out a table exactly.
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn insert_into(&self, hash: u64, bucket: usize) -> bool {
         let c = self.locate(hash);
         (bucket == c.i1 || bucket == c.i2) && self.place_in_bucket(bucket, c.fp)
