@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Breaks the engine on purpose, once per loom model, and checks that the model fails.
+"""Breaks the crate on purpose, once per loom model or guarded test, and checks that it fails.
 
 Each mutation edits a scratch copy of the crate (never the working tree), runs the one
-model it targets, and expects a failure. A mutation the model survives is reported and
-makes the script exit non-zero: that model would not catch the bug it exists for.
+loom model or integration test it targets, and expects a failure. A mutation that
+survives is reported and makes the script exit non-zero: that model or test would not
+catch the bug it exists for.
+
+A target named `FILE::TEST` is the test `TEST` of the integration test `tests/FILE.rs`,
+built with the release profile; any other name is a loom model in `loom-tests/`.
 
     python3 loom-tests/break_models.py            # all of them
     python3 loom-tests/break_models.py a c        # some
@@ -16,7 +20,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# model letter -> (test name, what is broken, file, old text, new text).
+# letter -> (loom model or `FILE::TEST`, what is broken, file, old text, new text).
 # A mutant that livelocks must not hang CI (a model takes seconds; its build a minute).
 MUTANT_TIMEOUT_S = 900
 
@@ -138,16 +142,26 @@ def run(letter):
             return False
         open(target, "w").write(text.replace(old, new))
         env = dict(os.environ)
-        env["RUSTFLAGS"] = "--cfg cuckoo_loom"
-        env.setdefault("LOOM_MAX_PREEMPTIONS", "2")
-        # Share a build cache: only the mutated crate recompiles. CI points this at the
-        # loom step's target dir, whose dependencies are already built.
-        env["CARGO_TARGET_DIR"] = os.environ.get(
-            "CUCKOO_MUTANT_TARGET_DIR", os.path.join(REPO, "target", "loom-mutants")
-        )
+        if "::" in test:
+            # A plain integration test: the normal build, sharing the release profile's
+            # dependencies (CI builds them for the throughput program first).
+            test_file, test = test.split("::", 1)
+            env.pop("RUSTFLAGS", None)
+            env["CARGO_TARGET_DIR"] = os.environ.get(
+                "CUCKOO_TEST_MUTANT_TARGET_DIR", os.path.join(REPO, "target", "test-mutants")
+            )
+        else:
+            test_file = "loom"
+            env["RUSTFLAGS"] = "--cfg cuckoo_loom"
+            env.setdefault("LOOM_MAX_PREEMPTIONS", "2")
+            # Share a build cache: only the mutated crate recompiles. CI points this at
+            # the loom step's target dir, whose dependencies are already built.
+            env["CARGO_TARGET_DIR"] = os.environ.get(
+                "CUCKOO_MUTANT_TARGET_DIR", os.path.join(REPO, "target", "loom-mutants")
+            )
         try:
             result = subprocess.run(
-                ["cargo", "test", "--release", "--test", "loom", "--", "--exact", test],
+                ["cargo", "test", "--release", "--test", test_file, "--", "--exact", test],
                 cwd=scratch, env=env, capture_output=True, text=True, timeout=MUTANT_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
@@ -165,7 +179,8 @@ def run(letter):
         if "error[" in output or "could not compile" in output:
             print(f"({letter}) the mutant of {path} does not compile: update break_models.py")
             return False
-        verdict = "model FAILED, as it must" if failed else "model PASSED: it misses this bug"
+        kind = "model" if test_file == "loom" else "test"
+        verdict = f"{kind} FAILED, as it must" if failed else f"{kind} PASSED: it misses this bug"
         print(f"({letter}) {test}: broke '{what}': {verdict}")
         if failed:
             for line in output.splitlines():
