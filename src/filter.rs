@@ -35,8 +35,8 @@ use crate::raw::RawFilter;
 /// assert_eq!(filter.len(), 2);
 /// ```
 pub struct CuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
-    raw: RawFilter<F, B>,
-    hasher: S,
+    pub(crate) raw: RawFilter<F, B>,
+    pub(crate) hasher: S,
 }
 
 impl CuckooFilter {

@@ -228,22 +228,33 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Carries out one move under its pair lock, if the path still holds there; then
     /// stores `fill` (a new fingerprint) in the freed slot, if given.
+    ///
+    /// While a snapshot copies the table the move waits for it (unlocked, so plain writes
+    /// to these buckets go on), then checks the path again.
     fn apply(&self, step: Move, fill: Option<u64>) -> bool {
         let (from_stripe, to_stripe) = (self.stripe_of(step.from), self.stripe_of(step.to));
-        let guard = self.stripes.lock_pair(from_stripe, to_stripe);
-        if self.table.slot(step.from, step.from_slot) != step.fp
-            || self.table.slot(step.to, step.to_slot) != 0
-        {
-            return false;
-        }
-        guard.while_moving(|| {
-            // Copy, then clear: at every instant the fingerprint is in one of its buckets.
-            // (Readers still need the stamps: they read the two buckets at different
-            // instants, and could read `to` before the copy and `from` after the clear.)
-            self.table.set_slot(step.to, step.to_slot, step.fp);
-            self.table
-                .set_slot(step.from, step.from_slot, fill.unwrap_or(0));
-        });
+        let guard = loop {
+            let guard = self.stripes.lock_pair(from_stripe, to_stripe);
+            if self.table.slot(step.from, step.from_slot) != step.fp
+                || self.table.slot(step.to, step.to_slot) != 0
+            {
+                return false;
+            }
+            let moved = guard.while_moving(|| {
+                // Copy, then clear: at every instant the fingerprint is in one of its
+                // buckets. (Readers still need the stamps: they read the two buckets at
+                // different instants, and could read `to` before the copy and `from`
+                // after the clear.)
+                self.table.set_slot(step.to, step.to_slot, step.fp);
+                self.table
+                    .set_slot(step.from, step.from_slot, fill.unwrap_or(0));
+            });
+            if moved {
+                break guard;
+            }
+            drop(guard);
+            self.stripes.wait_for_snapshots();
+        };
         if from_stripe != to_stripe {
             guard.count_removed(from_stripe);
             guard.count_added(to_stripe);

@@ -122,6 +122,7 @@ mod builder;
 mod error;
 mod filter;
 mod fingerprint;
+mod format;
 mod hash;
 mod index;
 mod kick;
@@ -134,6 +135,7 @@ pub use builder::Builder;
 pub use error::{BuildError, InsertError, InsertManyError};
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
+pub use format::DecodeError;
 pub use hash::{DefaultHashBuilder, StableHasher};
 
 #[doc = include_str!("../README.md")]

@@ -29,7 +29,7 @@
 //! two writers rarely touch neighbours, and padding would cost 128 bytes a stripe, more
 //! than the whole per-item budget of a small filter.
 
-use crate::sync::{AtomicU32, AtomicUsize, Lock, LockGuard, Ordering, fence};
+use crate::sync::{AtomicU32, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
 
 struct WriterStripe {
     lock: Lock,
@@ -39,6 +39,20 @@ struct WriterStripe {
 pub(crate) struct Stripes {
     versions: Box<[AtomicU32]>,
     writers: Box<[WriterStripe]>,
+    /// Snapshots copying the table now; kick moves wait while it is not 0 (see
+    /// [`pause_moves`](Self::pause_moves)). Written only by snapshots, read by each move.
+    snapshots: AtomicUsize,
+}
+
+/// Kick moves are paused while this lives: a snapshot copies the table meanwhile.
+#[must_use]
+pub(crate) struct MovesPaused<'a>(&'a Stripes);
+
+impl Drop for MovesPaused<'_> {
+    fn drop(&mut self) {
+        // Release: the copy's loads are done before a move may run again.
+        self.0.snapshots.fetch_sub(1, Ordering::Release);
+    }
 }
 
 /// The move versions of two stripes as a reader saw them before reading the buckets.
@@ -71,6 +85,7 @@ impl Stripes {
                     count: AtomicUsize::new(0),
                 })
                 .collect(),
+            snapshots: AtomicUsize::new(0),
         }
     }
 
@@ -120,6 +135,44 @@ impl Stripes {
         let changed = (self.versions[a].load(Ordering::Relaxed) ^ stamp.0)
             | (self.versions[b].load(Ordering::Relaxed) ^ stamp.1);
         (changed | stamp.odd_bit()) == 0
+    }
+
+    /// Stops kick moves for as long as the returned guard lives, once the moves already
+    /// under way have finished: a snapshot that then loads every table word sees each
+    /// fingerprint exactly once. Plain inserts and removes go on (each changes one word
+    /// with one store, which a copy sees entirely or not at all), and so do lookups.
+    ///
+    /// Dekker's argument, with [`PairGuard::while_moving`]: the snapshot raises the
+    /// counter, then `fence(SeqCst)`, then reads every version; a move makes its versions
+    /// odd, then `fence(SeqCst)`, then reads the counter. The two fences are ordered one
+    /// way or the other, so either the move sees the counter (and backs off before
+    /// writing anything) or the snapshot sees the odd version (and waits for the even
+    /// one, whose `Release` store publishes the finished move to its `Acquire` load).
+    pub(crate) fn pause_moves(&self) -> MovesPaused<'_> {
+        self.snapshots.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        for version in self.versions.iter() {
+            let backoff = Backoff::new();
+            while version.load(Ordering::Acquire) & 1 == 1 {
+                backoff.snooze();
+            }
+        }
+        MovesPaused(self)
+    }
+
+    /// Waits until no snapshot is copying the table, for a kick move that backed off.
+    #[cold]
+    pub(crate) fn wait_for_snapshots(&self) {
+        let backoff = Backoff::new();
+        while self.snapshots.load(Ordering::Acquire) != 0 {
+            backoff.snooze();
+        }
+    }
+
+    /// Sets stripe `s`'s item count, for a filter being restored that no other thread can
+    /// see yet.
+    pub(crate) fn set_count(&self, s: usize, count: usize) {
+        self.writers[s].count.store(count, Ordering::Relaxed);
     }
 
     /// Locks stripes `a` and `b` in ascending order (once if equal).
@@ -190,9 +243,12 @@ impl PairGuard<'_> {
 
     /// Runs `rewrite` (a kick move's stores) between the seqlock's odd and even stamps of
     /// both locked stripes, so a reader that overlaps it retries instead of trusting a
-    /// copy that may show the fingerprint in neither bucket.
+    /// copy that may show the fingerprint in neither bucket. False, with nothing
+    /// rewritten, if a snapshot is copying the table (see [`Stripes::pause_moves`]): the
+    /// caller releases its locks, waits for it, and tries again.
     #[inline]
-    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) {
+    #[must_use]
+    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) -> bool {
         let versions = &self.stripes.versions;
         let stripes = if self.low == self.high {
             &[self.low][..]
@@ -204,13 +260,18 @@ impl PairGuard<'_> {
             versions[s].store(v.wrapping_add(1), Ordering::Relaxed);
         }
         // The odd stamps become visible before any rewritten word (pairs with the
-        // reader's fence in `validate`).
-        fence(Ordering::Release);
-        rewrite();
+        // reader's fence in `validate`), and, SeqCst, are ordered with a snapshot's
+        // counter (see `Stripes::pause_moves`).
+        fence(Ordering::SeqCst);
+        let paused = self.stripes.snapshots.load(Ordering::Relaxed) != 0;
+        if !paused {
+            rewrite();
+        }
         for &s in stripes {
             let v = versions[s].load(Ordering::Relaxed);
             // Release: a reader that sees the even stamp also sees the finished move.
             versions[s].store(v.wrapping_add(1), Ordering::Release);
         }
+        !paused
     }
 }

@@ -154,6 +154,53 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         word.store(new, Ordering::Relaxed);
     }
 
+    /// Words of the table proper (the spare alignment words excluded): what a snapshot
+    /// holds, in order.
+    pub(crate) fn words(&self) -> usize {
+        self.words.len() - (WORDS_PER_LINE - 1)
+    }
+
+    /// Table word `index` (`Relaxed`), for a snapshot's copy.
+    #[inline]
+    pub(crate) fn load_word(&self, index: usize) -> u64 {
+        self.word(index).load(Ordering::Relaxed)
+    }
+
+    /// Stores table word `index`, for a table being restored that no other thread can
+    /// see yet.
+    #[inline]
+    pub(crate) fn store_word(&self, index: usize, word: u64) {
+        self.word(index).store(word, Ordering::Relaxed);
+    }
+
+    /// The first word of the bucket that word `index` belongs to: the word its stripe is
+    /// assigned by (see [`word_of`](Self::word_of)).
+    #[inline]
+    pub(crate) fn bucket_word_of(index: usize) -> usize {
+        index / Self::WORDS_PER_BUCKET * Self::WORDS_PER_BUCKET
+    }
+
+    /// Occupied (non-zero) slots in a table word. Adding each lane's low bits to all-ones
+    /// low bits carries into the lane's top bit exactly when they are not all zero, and
+    /// never across lanes; or-ing in the word itself covers the top bit.
+    #[inline]
+    pub(crate) fn occupied_in_word(word: u64) -> u32 {
+        let top = Self::LANE_TOP_BITS;
+        let low = !top;
+        ((((word & low) + low) | word) & top).count_ones()
+    }
+
+    /// The top bit of every fingerprint lane of a word.
+    const LANE_TOP_BITS: u64 = {
+        let mut bits = 0u64;
+        let mut lane = 0;
+        while lane < 64 / F::BITS {
+            bits |= 1 << ((lane + 1) * F::BITS - 1);
+            lane += 1;
+        }
+        bits
+    };
+
     /// Empties every slot. The caller must hold every stripe lock.
     pub(crate) fn clear(&self) {
         for word in self.words.iter() {
@@ -202,6 +249,40 @@ mod tests {
         round_trip::<u16, 8>();
         round_trip::<u32, 4>();
         round_trip::<u32, 8>();
+    }
+
+    /// The word-level occupancy count against counting slot by slot.
+    fn occupancy<F: Fingerprint, const B: usize>() {
+        let table = Table::<F, B>::new(16).unwrap();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..200 {
+            let (bucket, slot) = (rng.usize(0..16), rng.usize(0..B));
+            // Often 0 (empty), sometimes a single low or high bit, else anything.
+            let fp = match rng.u8(0..4) {
+                0 => 0,
+                1 => 1,
+                2 => 1 << (F::BITS - 1),
+                _ => rng.u64(0..=Table::<F, B>::SLOT_MASK),
+            };
+            table.set_slot(bucket, slot, fp);
+            let by_slot: usize = (0..16)
+                .map(|b| table.load_bucket(b).iter().filter(|&&fp| fp != 0).count())
+                .sum();
+            let by_word: u32 = (0..table.words())
+                .map(|w| Table::<F, B>::occupied_in_word(table.load_word(w)))
+                .sum();
+            assert_eq!(by_word as usize, by_slot);
+        }
+    }
+
+    #[test]
+    fn occupancy_by_word_matches_every_geometry() {
+        occupancy::<u8, 4>();
+        occupancy::<u8, 8>();
+        occupancy::<u16, 4>();
+        occupancy::<u16, 8>();
+        occupancy::<u32, 4>();
+        occupancy::<u32, 8>();
     }
 
     #[test]

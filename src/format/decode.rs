@@ -1,0 +1,159 @@
+//! Reading a filter back: every field checked before it is trusted, nothing allocated
+//! that the input does not justify.
+
+use std::hash::BuildHasher;
+use std::io::Read;
+
+use super::header::{HasherId, Header};
+use super::{DecodeError, HEADER_LEN, TRAILER_LEN};
+use crate::filter::CuckooFilter;
+use crate::fingerprint::Fingerprint;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::RawFilter;
+use crate::table::Table;
+
+/// The first read of a stream's table: enough for small filters at once; larger ones
+/// grow the buffer only as their bytes arrive.
+const FIRST_READ: u64 = 1 << 20;
+
+/// The checked header and table of an encoding that must be exactly `bytes`.
+fn decode_raw<F: Fingerprint, const B: usize>(
+    bytes: &[u8],
+) -> Result<(Header, RawFilter<F, B>), DecodeError> {
+    let header = Header::parse(bytes)?;
+    header.check_geometry::<F, B>()?;
+    let (expected, found) = (header.encoded_len(), bytes.len() as u64);
+    if found < expected {
+        return Err(DecodeError::Truncated);
+    }
+    if found > expected {
+        return Err(DecodeError::LengthMismatch { expected, found });
+    }
+    let (body, checksum) = bytes.split_at(bytes.len() - 4);
+    if crc32fast::hash(body).to_le_bytes() != checksum {
+        return Err(DecodeError::ChecksumMismatch);
+    }
+    // The input holds every table byte, so the allocation is no larger than the input.
+    let raw = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
+        .map_err(|_| DecodeError::OutOfMemory)?;
+    let table = &bytes[HEADER_LEN..bytes.len() - TRAILER_LEN];
+    let mut per_stripe = vec![0usize; raw.stripes.len()];
+    for (index, chunk) in table.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap());
+        raw.table.store_word(index, word);
+        let stripe = raw.stripes.of_word(Table::<F, B>::bucket_word_of(index));
+        per_stripe[stripe] += Table::<F, B>::occupied_in_word(word) as usize;
+    }
+    let trailer = &bytes[bytes.len() - TRAILER_LEN..];
+    let recorded = u64::from_le_bytes(trailer[..8].try_into().unwrap());
+    let counted = per_stripe.iter().sum::<usize>() as u64;
+    if recorded != counted {
+        return Err(DecodeError::CountMismatch { recorded, counted });
+    }
+    for (stripe, &count) in per_stripe.iter().enumerate() {
+        raw.stripes.set_count(stripe, count);
+    }
+    Ok((header, raw))
+}
+
+/// An encoding read from a stream: the header first, checked, then exactly the bytes it
+/// announces (never more, so the stream may go on with other data), in a buffer that
+/// grows only as they arrive: a header that claims a huge table in a short stream fails
+/// as `Truncated` having allocated little.
+fn read_encoding(mut reader: impl Read) -> Result<Vec<u8>, DecodeError> {
+    let mut header = [0u8; HEADER_LEN];
+    reader.read_exact(&mut header)?;
+    let total = Header::parse(&header)?.encoded_len();
+    let mut bytes = Vec::with_capacity(HEADER_LEN + total.min(FIRST_READ) as usize);
+    bytes.extend_from_slice(&header);
+    let rest = total - HEADER_LEN as u64;
+    reader.take(rest).read_to_end(&mut bytes)?;
+    if (bytes.len() as u64) < total {
+        return Err(DecodeError::Truncated);
+    }
+    Ok(bytes)
+}
+
+impl<F: Fingerprint, const B: usize> CuckooFilter<F, B, DefaultHashBuilder> {
+    /// Decodes a filter written by [`to_bytes`](CuckooFilter::to_bytes) or
+    /// [`write_to`](CuckooFilter::write_to) with the default hasher (whose seed the
+    /// encoding records). `bytes` must be exactly one encoding.
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] for anything but a whole, undamaged encoding of a filter of this
+    /// type's geometry; never a panic, and nothing allocated beyond the input's size.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{CuckooFilter, DecodeError};
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("a")?;
+    /// let mut bytes = filter.to_bytes();
+    /// let restored: CuckooFilter = CuckooFilter::from_bytes(&bytes)?;
+    /// assert!(restored.contains("a"));
+    ///
+    /// bytes[60] ^= 1; // damage one bit of the table
+    /// let damaged: Result<CuckooFilter, _> = CuckooFilter::from_bytes(&bytes);
+    /// assert!(matches!(damaged, Err(DecodeError::ChecksumMismatch)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let (header, raw) = decode_raw::<F, B>(bytes)?;
+        match header.hasher {
+            HasherId::Default(seed) => {
+                Ok(Self::from_parts(raw, DefaultHashBuilder::with_seed(seed)))
+            }
+            HasherId::Custom => Err(DecodeError::CustomHasher),
+        }
+    }
+
+    /// Reads one encoding from `reader` (see [`from_bytes`](Self::from_bytes)); it reads
+    /// exactly the encoding's bytes, no further.
+    ///
+    /// # Errors
+    ///
+    /// As `from_bytes`, and [`DecodeError::Io`] if reading fails;
+    /// [`DecodeError::Truncated`] if the stream ends early.
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        Self::from_bytes(&read_encoding(reader)?)
+    }
+}
+
+impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> CuckooFilter<F, B, S> {
+    /// Decodes a filter written with `hasher` (a hasher other than the default one is
+    /// recorded only as "custom", so the caller supplies it again; for the default
+    /// hasher, its seed must match the recorded one).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](CuckooFilter::from_bytes), and [`DecodeError::HasherMismatch`]
+    /// when `hasher` is not the kind of hasher recorded.
+    ///
+    /// ```
+    /// use std::hash::RandomState;
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let hasher = RandomState::new();
+    /// let filter = CuckooFilter::<u16, 4, _>::with_capacity_and_hasher(100, hasher.clone());
+    /// filter.insert("a")?;
+    /// let restored = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&filter.to_bytes(), hasher)?;
+    /// assert!(restored.contains("a"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
+        let (header, raw) = decode_raw::<F, B>(bytes)?;
+        header.check_hasher(&hasher)?;
+        Ok(Self::from_parts(raw, hasher))
+    }
+
+    /// Reads one encoding from `reader`, hashing with `hasher`; see
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// # Errors
+    ///
+    /// As `from_bytes_with_hasher`, and [`DecodeError::Io`] if reading fails.
+    pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
+        Self::from_bytes_with_hasher(&read_encoding(reader)?, hasher)
+    }
+}

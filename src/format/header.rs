@@ -1,0 +1,178 @@
+//! The fixed 48-byte header: what it holds, how it is written, and every check a decoder
+//! makes on it before trusting it (see the table in `format/mod.rs`).
+
+use std::any::Any;
+use std::hash::BuildHasher;
+
+use super::{DecodeError, HEADER_LEN, MAGIC, TRAILER_LEN, VERSION};
+use crate::fingerprint::Fingerprint;
+use crate::hash::DefaultHashBuilder;
+
+/// Kind byte of a single [`CuckooFilter`](crate::CuckooFilter).
+pub(crate) const KIND_FILTER: u8 = 1;
+
+/// Which hasher a filter was written with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HasherId {
+    /// The crate's default hasher with this seed: the encoding is self-contained.
+    Default(u64),
+    /// Some other `BuildHasher`, which the reader must supply again.
+    Custom,
+}
+
+impl HasherId {
+    /// The identity of `hasher` (`'static` so that it can be recognised as the default).
+    pub(crate) fn of<S: BuildHasher + 'static>(hasher: &S) -> Self {
+        match (hasher as &dyn Any).downcast_ref::<DefaultHashBuilder>() {
+            Some(default) => Self::Default(default.seed()),
+            None => Self::Custom,
+        }
+    }
+}
+
+/// The header's fields, validated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) fingerprint_bits: u8,
+    pub(crate) slots: u8,
+    pub(crate) hasher: HasherId,
+    pub(crate) buckets: u64,
+    pub(crate) stripes: u32,
+    pub(crate) words: u64,
+}
+
+/// Table words of `buckets` buckets of `slots` fingerprints of `bits` bits (32-bit
+/// buckets share a word in pairs; larger ones span 1 to 4 words).
+fn table_words(bits: u8, slots: u8, buckets: u64) -> u64 {
+    let bucket_bits = u64::from(bits) * u64::from(slots);
+    if bucket_bits < 64 {
+        buckets / (64 / bucket_bits)
+    } else {
+        buckets * (bucket_bits / 64)
+    }
+}
+
+impl Header {
+    /// The header of a filter of geometry `F` × `B` with this size and hasher.
+    pub(crate) fn new<F: Fingerprint, const B: usize>(
+        buckets: usize,
+        stripes: usize,
+        hasher: HasherId,
+    ) -> Self {
+        let (bits, slots) = (F::BITS as u8, B as u8);
+        Self {
+            fingerprint_bits: bits,
+            slots,
+            hasher,
+            buckets: buckets as u64,
+            stripes: stripes as u32,
+            words: table_words(bits, slots, buckets as u64),
+        }
+    }
+
+    /// Bytes of the whole encoding: header, table, trailer. (A validated header's word
+    /// count is at most 2^34, so this cannot overflow.)
+    pub(crate) fn encoded_len(&self) -> u64 {
+        HEADER_LEN as u64 + 8 * self.words + TRAILER_LEN as u64
+    }
+
+    pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        out[0..8].copy_from_slice(&MAGIC);
+        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        out[10] = KIND_FILTER;
+        out[11] = self.fingerprint_bits;
+        out[12] = self.slots;
+        let (hasher, seed) = match self.hasher {
+            HasherId::Default(seed) => (0, seed),
+            HasherId::Custom => (1, 0),
+        };
+        out[13] = hasher;
+        out[16..24].copy_from_slice(&seed.to_le_bytes());
+        out[24..32].copy_from_slice(&self.buckets.to_le_bytes());
+        out[32..36].copy_from_slice(&self.stripes.to_le_bytes());
+        out[40..48].copy_from_slice(&self.words.to_le_bytes());
+        out
+    }
+
+    /// Reads and checks a header; the first field that is wrong decides the error.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let prefix = bytes.len().min(MAGIC.len());
+        if bytes[..prefix] != MAGIC[..prefix] {
+            return Err(DecodeError::BadMagic);
+        }
+        let Some(bytes) = bytes.first_chunk::<HEADER_LEN>() else {
+            return Err(DecodeError::Truncated);
+        };
+        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+
+        let version = u16_at(8);
+        if version != VERSION {
+            return Err(DecodeError::UnsupportedVersion(version));
+        }
+        if bytes[10] != KIND_FILTER {
+            return Err(DecodeError::UnsupportedKind(bytes[10]));
+        }
+        let (fingerprint_bits, slots) = (bytes[11], bytes[12]);
+        if !matches!(fingerprint_bits, 8 | 16 | 32) || !matches!(slots, 4 | 8) {
+            return Err(DecodeError::UnsupportedGeometry {
+                fingerprint_bits,
+                slots,
+            });
+        }
+        let seed = u64_at(16);
+        let hasher = match bytes[13] {
+            0 => HasherId::Default(seed),
+            1 if seed == 0 => HasherId::Custom,
+            _ => return Err(DecodeError::InvalidHeader("hasher")),
+        };
+        if u16_at(14) != 0 || u32_at(36) != 0 {
+            return Err(DecodeError::InvalidHeader("reserved"));
+        }
+        let buckets = u64_at(24);
+        if buckets < 2 || buckets % 2 != 0 || buckets > crate::index::MAX_BUCKETS {
+            return Err(DecodeError::InvalidHeader("buckets"));
+        }
+        let stripes = u32_at(32);
+        if !stripes.is_power_of_two() || stripes > 1 << 16 {
+            return Err(DecodeError::InvalidHeader("stripes"));
+        }
+        let words = u64_at(40);
+        if words != table_words(fingerprint_bits, slots, buckets) {
+            return Err(DecodeError::InvalidHeader("table words"));
+        }
+        Ok(Self {
+            fingerprint_bits,
+            slots,
+            hasher,
+            buckets,
+            stripes,
+            words,
+        })
+    }
+
+    /// The header's geometry must be `F` × `B`, the type it is decoded into.
+    pub(crate) fn check_geometry<F: Fingerprint, const B: usize>(&self) -> Result<(), DecodeError> {
+        let expected = (F::BITS as u8, B as u8);
+        let found = (self.fingerprint_bits, self.slots);
+        if expected == found {
+            Ok(())
+        } else {
+            Err(DecodeError::GeometryMismatch { expected, found })
+        }
+    }
+
+    /// The hasher given to the decoder must be the one recorded.
+    pub(crate) fn check_hasher<S: BuildHasher + 'static>(
+        &self,
+        hasher: &S,
+    ) -> Result<(), DecodeError> {
+        if HasherId::of(hasher) == self.hasher {
+            Ok(())
+        } else {
+            Err(DecodeError::HasherMismatch)
+        }
+    }
+}

@@ -1,0 +1,433 @@
+//! The snapshot format: round trips, a golden file, every malformed input a typed error,
+//! and consistent snapshots taken while other threads write.
+
+mod common;
+
+use std::hash::RandomState;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Barrier;
+
+use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder, Fingerprint};
+
+/// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
+/// filter: the same table slot by slot, the same length, and the same answers.
+fn round_trip<F: Fingerprint, const B: usize>(keys: u64) {
+    let filter: CuckooFilter<F, B> = CuckooFilter::builder()
+        .fingerprint::<F>()
+        .slots::<B>()
+        .hasher(DefaultHashBuilder::with_seed(u64::from(F::BITS) * 10 + B as u64))
+        .capacity(keys as usize)
+        .build()
+        .unwrap();
+    filter.insert_many(0..keys).unwrap();
+    let bytes = filter.to_bytes();
+    let mut streamed = Vec::new();
+    filter.write_to(&mut streamed).unwrap();
+    assert_eq!(bytes, streamed, "to_bytes and write_to differ");
+
+    let copy: CuckooFilter<F, B> = CuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(common::table(&copy), common::table(&filter));
+    assert_eq!(copy.len(), filter.len());
+    assert_eq!(copy.buckets(), filter.buckets());
+    assert_eq!(copy.stripes(), filter.stripes());
+    assert_eq!(copy.hasher(), filter.hasher());
+    assert!(copy.contains_many(0..keys).all(|hit| hit), "a key was lost");
+    // The same false positives, key for key.
+    let negatives = keys..keys + 100_000;
+    assert!(
+        copy.contains_many(negatives.clone())
+            .eq(filter.contains_many(negatives)),
+        "negative answers changed"
+    );
+    // And the copy works as a filter: it takes more keys and removes them.
+    copy.remove(&0u64);
+    assert_eq!(copy.len(), filter.len() - 1);
+}
+
+#[test]
+fn every_geometry_round_trips() {
+    round_trip::<u8, 4>(2_000);
+    round_trip::<u8, 8>(2_000);
+    round_trip::<u16, 4>(2_000);
+    round_trip::<u16, 8>(2_000);
+    round_trip::<u32, 4>(2_000);
+    round_trip::<u32, 8>(2_000);
+}
+
+#[test]
+fn a_million_keys_round_trip_with_every_key_and_the_same_false_positives() {
+    round_trip::<u16, 4>(1_000_000);
+}
+
+#[test]
+fn an_empty_filter_round_trips() {
+    let filter = CuckooFilter::with_capacity(10);
+    let copy: CuckooFilter = CuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert!(copy.is_empty());
+    assert_eq!(copy.capacity(), filter.capacity());
+}
+
+#[test]
+fn read_from_reads_exactly_one_encoding() {
+    let first = CuckooFilter::with_capacity(100);
+    first.insert("first").unwrap();
+    let second = CuckooFilter::with_capacity(5_000);
+    second.insert("second").unwrap();
+    let mut stream = Vec::new();
+    first.write_to(&mut stream).unwrap();
+    second.write_to(&mut stream).unwrap();
+    let mut reader = stream.as_slice();
+    let a: CuckooFilter = CuckooFilter::read_from(&mut reader).unwrap();
+    let b: CuckooFilter = CuckooFilter::read_from(&mut reader).unwrap();
+    assert!(reader.is_empty());
+    assert!(a.contains("first") && !a.contains("second"));
+    assert!(b.contains("second") && b.capacity() == second.capacity());
+    let end: Result<CuckooFilter, _> = CuckooFilter::read_from(&mut reader);
+    assert!(matches!(end, Err(DecodeError::Truncated)), "{end:?}");
+}
+
+#[test]
+fn a_custom_hasher_must_be_given_back() {
+    let hasher = RandomState::new();
+    let filter = CuckooFilter::<u16, 4, _>::with_capacity_and_hasher(1_000, hasher.clone());
+    filter.insert_many(0..500u64).unwrap();
+    let bytes = filter.to_bytes();
+    let plain: Result<CuckooFilter, _> = CuckooFilter::from_bytes(&bytes);
+    assert!(matches!(plain, Err(DecodeError::CustomHasher)), "{plain:?}");
+    let wrong = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
+    assert!(matches!(wrong, Err(DecodeError::HasherMismatch)), "{wrong:?}");
+    let copy = CuckooFilter::<u16, 4, _>::read_from_with_hasher(bytes.as_slice(), hasher).unwrap();
+    assert!(copy.contains_many(0..500u64).all(|hit| hit));
+}
+
+#[test]
+fn the_default_hasher_must_have_the_recorded_seed() {
+    let filter = CuckooFilter::builder()
+        .hasher(DefaultHashBuilder::with_seed(5))
+        .capacity(100)
+        .build()
+        .unwrap();
+    let bytes = filter.to_bytes();
+    let copy: CuckooFilter = CuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(copy.hasher().seed(), 5);
+    let wrong = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
+    assert!(matches!(wrong, Err(DecodeError::HasherMismatch)), "{wrong:?}");
+    let other_kind = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, RandomState::new());
+    assert!(matches!(other_kind, Err(DecodeError::HasherMismatch)));
+}
+
+#[test]
+fn another_geometry_is_a_typed_error() {
+    let filter: CuckooFilter<u32, 8> = CuckooFilter::builder()
+        .fingerprint::<u32>()
+        .slots::<8>()
+        .capacity(100)
+        .build()
+        .unwrap();
+    let result: Result<CuckooFilter, _> = CuckooFilter::from_bytes(&filter.to_bytes());
+    match result {
+        Err(DecodeError::GeometryMismatch { expected, found }) => {
+            assert_eq!((expected, found), ((16, 4), (32, 8)));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A small filter's encoding, for the malformed-input tests.
+fn small_encoding() -> Vec<u8> {
+    let filter = CuckooFilter::builder()
+        .buckets(6)
+        .stripes(2)
+        .build()
+        .unwrap();
+    filter.insert_many(0..20u64).unwrap();
+    filter.to_bytes()
+}
+
+/// The encoding with `edit` applied and the checksum made right again, so that the
+/// checks after the checksum are reached.
+fn resealed(mut bytes: Vec<u8>, edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    edit(&mut bytes);
+    let body = bytes.len() - 4;
+    let crc = crc32(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    bytes
+}
+
+/// CRC-32 (IEEE), bit by bit: an independent check of the format's checksum.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+fn decode(bytes: &[u8]) -> Result<CuckooFilter, DecodeError> {
+    CuckooFilter::from_bytes(bytes)
+}
+
+#[test]
+fn the_checksum_is_crc32_of_everything_before_it() {
+    let bytes = small_encoding();
+    let body = bytes.len() - 4;
+    assert_eq!(crc32(&bytes[..body]).to_le_bytes(), bytes[body..]);
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let bytes = small_encoding();
+    for len in 0..bytes.len() {
+        let result = decode(&bytes[..len]);
+        assert!(
+            matches!(result, Err(DecodeError::Truncated | DecodeError::BadMagic)),
+            "truncated to {len} bytes: {result:?}"
+        );
+        let streamed: Result<CuckooFilter, _> = CuckooFilter::read_from(&bytes[..len]);
+        assert!(streamed.is_err(), "streamed, truncated to {len} bytes");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        decode(&longer),
+        Err(DecodeError::LengthMismatch { .. })
+    ));
+}
+
+#[test]
+fn every_bit_flip_is_an_error() {
+    let bytes = small_encoding();
+    for bit in 0..bytes.len() * 8 {
+        let mut flipped = bytes.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        let result = decode(&flipped);
+        assert!(result.is_err(), "bit {bit} flipped decoded: {result:?}");
+        let streamed: Result<CuckooFilter, _> = CuckooFilter::read_from(flipped.as_slice());
+        assert!(streamed.is_err(), "bit {bit} flipped decoded from a stream");
+    }
+}
+
+#[test]
+fn each_header_field_is_checked_past_the_checksum() {
+    let bytes = small_encoding();
+    let cases: [(usize, u8, fn(&DecodeError) -> bool); 9] = [
+        (0, b'X', |e| matches!(e, DecodeError::BadMagic)),
+        (8, 2, |e| matches!(e, DecodeError::UnsupportedVersion(2))),
+        (10, 9, |e| matches!(e, DecodeError::UnsupportedKind(9))),
+        (11, 12, |e| matches!(e, DecodeError::UnsupportedGeometry { .. })),
+        (12, 6, |e| matches!(e, DecodeError::UnsupportedGeometry { .. })),
+        (13, 2, |e| matches!(e, DecodeError::InvalidHeader("hasher"))),
+        (14, 1, |e| matches!(e, DecodeError::InvalidHeader("reserved"))),
+        (24, 7, |e| matches!(e, DecodeError::InvalidHeader("buckets"))),
+        (32, 3, |e| matches!(e, DecodeError::InvalidHeader("stripes"))),
+    ];
+    for (offset, value, expected) in cases {
+        let edited = resealed(bytes.clone(), |b| b[offset] = value);
+        let result = decode(&edited);
+        assert!(
+            result.as_ref().is_err_and(expected),
+            "byte {offset} = {value}: {result:?}"
+        );
+    }
+    // A table word count that the geometry does not give.
+    let edited = resealed(bytes.clone(), |b| b[40] += 1);
+    assert!(matches!(
+        decode(&edited),
+        Err(DecodeError::InvalidHeader("table words"))
+    ));
+    // An item count that the table does not hold.
+    let count_at = bytes.len() - 12;
+    let edited = resealed(bytes.clone(), |b| b[count_at] += 1);
+    assert!(matches!(
+        decode(&edited),
+        Err(DecodeError::CountMismatch {
+            recorded: 21,
+            counted: 20
+        })
+    ));
+}
+
+#[test]
+fn a_header_claiming_a_huge_table_fails_before_allocating_it() {
+    // 2^32 buckets (a 32 GiB table) announced in a 100-byte input, sealed or not.
+    let mut header = small_encoding()[..48].to_vec();
+    header[24..32].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    header[40..48].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    header.resize(100, 0);
+    assert!(matches!(decode(&header), Err(DecodeError::Truncated)));
+    let streamed: Result<CuckooFilter, _> = CuckooFilter::read_from(header.as_slice());
+    assert!(matches!(streamed, Err(DecodeError::Truncated)));
+}
+
+/// Decodes a million generated and mutated inputs (`CUCKOO_FUZZ_CASES` sets how many;
+/// CI runs the default): each must decode or fail with a typed error, never panic, and
+/// whatever decodes must be a working filter. Inputs are valid encodings of small
+/// filters of every geometry, then truncated, extended, bit-flipped, byte-overwritten
+/// or spliced, about half of them resealed with a correct checksum so that the checks
+/// after it are reached too.
+#[test]
+fn generated_and_mutated_inputs_never_panic() {
+    let cases: usize = std::env::var("CUCKOO_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    let mut rng = fastrand::Rng::with_seed(0x5eed);
+    let seeds: Vec<Vec<u8>> = (0..24)
+        .map(|i| {
+            let buckets = 2 + 2 * (i % 6);
+            let bytes = match i % 6 {
+                0 => encode_filled::<u8, 4>(buckets, i),
+                1 => encode_filled::<u8, 8>(buckets, i),
+                2 => encode_filled::<u16, 4>(buckets, i),
+                3 => encode_filled::<u16, 8>(buckets, i),
+                4 => encode_filled::<u32, 4>(buckets, i),
+                _ => encode_filled::<u32, 8>(buckets, i),
+            };
+            bytes
+        })
+        .collect();
+    let (mut decoded, mut rejected) = (0usize, 0usize);
+    for _ in 0..cases {
+        let mut input = seeds[rng.usize(..seeds.len())].clone();
+        for _ in 0..rng.usize(1..4) {
+            match rng.u8(0..6) {
+                0 => input.truncate(rng.usize(..=input.len())),
+                1 => input.extend((0..rng.usize(1..16)).map(|_| rng.u8(..))),
+                2 if !input.is_empty() => {
+                    let bit = rng.usize(..input.len() * 8);
+                    input[bit / 8] ^= 1 << (bit % 8);
+                }
+                3 if !input.is_empty() => {
+                    let at = rng.usize(..input.len());
+                    input[at] = rng.u8(..);
+                }
+                4 => {
+                    let other = &seeds[rng.usize(..seeds.len())];
+                    let at = rng.usize(..=input.len().min(other.len()));
+                    input.truncate(at);
+                    input.extend_from_slice(&other[at..]);
+                }
+                _ => input = (0..rng.usize(0..120)).map(|_| rng.u8(..)).collect(),
+            }
+        }
+        if rng.bool() && input.len() >= 4 {
+            input = resealed(input, |_| {});
+        }
+        match any_geometry_decodes(&input) {
+            true => decoded += 1,
+            false => rejected += 1,
+        }
+    }
+    println!("{cases} inputs: {decoded} decoded, {rejected} rejected with a typed error");
+    assert_eq!(decoded + rejected, cases);
+    assert!(rejected > 0 && decoded > 0, "the generator no longer reaches both outcomes");
+}
+
+fn encode_filled<F: Fingerprint, const B: usize>(buckets: usize, keys: usize) -> Vec<u8> {
+    let filter: CuckooFilter<F, B> = CuckooFilter::builder()
+        .fingerprint::<F>()
+        .slots::<B>()
+        .buckets(buckets)
+        .stripes(2)
+        .build()
+        .unwrap();
+    for key in 0..keys as u64 * 2 {
+        let _ = filter.insert(&key);
+    }
+    filter.to_bytes()
+}
+
+/// Decodes `input` as every geometry (the one it claims and the others, which must be
+/// refused); a filter that decodes is used. True if any decoded.
+fn any_geometry_decodes(input: &[u8]) -> bool {
+    fn try_one<F: Fingerprint, const B: usize>(input: &[u8]) -> bool {
+        match CuckooFilter::<F, B>::from_bytes(input) {
+            Ok(filter) => {
+                let len = filter.len();
+                assert!(len <= filter.capacity());
+                let _ = filter.insert(&1u64);
+                let _ = filter.contains(&2u64);
+                filter.remove(&1u64);
+                true
+            }
+            Err(error) => {
+                let _ = error.to_string();
+                false
+            }
+        }
+    }
+    let results = [
+        try_one::<u8, 4>(input),
+        try_one::<u8, 8>(input),
+        try_one::<u16, 4>(input),
+        try_one::<u16, 8>(input),
+        try_one::<u32, 4>(input),
+        try_one::<u32, 8>(input),
+    ];
+    let decoded = results.iter().filter(|&&ok| ok).count();
+    assert!(decoded <= 1, "one input decoded as two geometries");
+    decoded == 1
+}
+
+/// Snapshots taken in a loop while two threads insert fresh keys and remove old ones at
+/// about 95% load (so that kicks move fingerprints throughout): each holds every key
+/// acknowledged before it began and not removed by the time it ended, exactly once.
+/// 32-bit fingerprints, so that two keys sharing one is out of the question.
+#[test]
+fn snapshots_under_concurrent_writers_hold_every_acknowledged_key_once() {
+    const SLOTS: usize = 1 << 15;
+    const LIVE: u64 = (SLOTS as u64 * 95 / 100) / 2; // per writer
+    const WRITES: u64 = 400_000;
+    let filter: CuckooFilter<u32, 4> = CuckooFilter::builder()
+        .fingerprint::<u32>()
+        .buckets(SLOTS / 4)
+        .stripes(16)
+        .build()
+        .unwrap();
+    // Per writer: keys below `removing` may be gone, keys below `inserted` are in.
+    let inserted = [AtomicU64::new(0), AtomicU64::new(0)];
+    let removing = [AtomicU64::new(0), AtomicU64::new(0)];
+    let key = |writer: u64, seq: u64| (writer << 40) | seq;
+    let start = Barrier::new(3);
+    std::thread::scope(|s| {
+        for writer in 0..2u64 {
+            let (filter, start) = (&filter, &start);
+            let (inserted, removing) = (&inserted[writer as usize], &removing[writer as usize]);
+            s.spawn(move || {
+                start.wait();
+                for seq in 0..WRITES {
+                    if seq >= LIVE {
+                        let old = seq - LIVE;
+                        removing.store(old + 1, Ordering::Release);
+                        assert!(filter.remove(&key(writer, old)), "a live key was gone");
+                    }
+                    filter.insert(&key(writer, seq)).expect("filter full");
+                    inserted.store(seq + 1, Ordering::Release);
+                }
+            });
+        }
+        start.wait();
+        let mut snapshots = 0;
+        let mut checked = 0u64;
+        while inserted.iter().any(|n| n.load(Ordering::Acquire) < WRITES) {
+            let before: Vec<u64> = inserted.iter().map(|n| n.load(Ordering::Acquire)).collect();
+            let bytes = filter.to_bytes();
+            let after: Vec<u64> = removing.iter().map(|n| n.load(Ordering::Acquire)).collect();
+            let copy: CuckooFilter<u32, 4> = CuckooFilter::from_bytes(&bytes).unwrap();
+            for writer in 0..2u64 {
+                let w = writer as usize;
+                for seq in after[w]..before[w] {
+                    let count = copy.count(&key(writer, seq));
+                    assert_eq!(count, 1, "snapshot {snapshots}: key {seq} of writer {writer}");
+                    checked += 1;
+                }
+            }
+            snapshots += 1;
+        }
+        println!("{snapshots} snapshots, {checked} keys checked");
+        assert!(snapshots >= 3, "the writers finished before three snapshots");
+    });
+}
