@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     AtomicCuckoo, BenchFilter, ConcurrentFilter, CuckooCrate, Filled, Keys, Ours, Sbbf, Worker,
+    sizes,
 };
 use criterion::measurement::WallTime;
 use criterion::{
@@ -104,32 +105,6 @@ impl Workload {
     fn filled<'a, F: BenchFilter>(&self, cell: &'a OnceCell<Filled<F>>) -> &'a Filled<F> {
         Filled::get(cell, &self.label, self.slots, self.keys())
     }
-}
-
-/// Parses `CUCKOO_BENCH_SIZES` (e.g. `128K,1M,8M,64M`; K and M are powers of two).
-fn sizes() -> Vec<(String, usize)> {
-    let list = std::env::var("CUCKOO_BENCH_SIZES").unwrap_or_else(|_| DEFAULT_SIZES.into());
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            let (digits, unit) = if let Some(digits) = s.strip_suffix(['K', 'k']) {
-                (digits, 1 << 10)
-            } else if let Some(digits) = s.strip_suffix(['M', 'm']) {
-                (digits, 1 << 20)
-            } else {
-                (s, 1)
-            };
-            let n: usize = digits
-                .parse()
-                .unwrap_or_else(|_| panic!("CUCKOO_BENCH_SIZES: bad size {s:?}"));
-            assert!(
-                n * unit >= 1024,
-                "CUCKOO_BENCH_SIZES: {s:?} is under 1K items"
-            );
-            (s.to_uppercase(), n * unit)
-        })
-        .collect()
 }
 
 fn group<'c>(
@@ -310,7 +285,7 @@ fn benches(c: &mut Criterion) {
     if let Some(&core) = common::all_cores().first() {
         core_affinity::set_for_current(core);
     }
-    for (size_label, items) in sizes() {
+    for (size_label, items) in sizes(DEFAULT_SIZES) {
         for load in LOADS {
             // Dropped at the end of each pass: only one size's keys and filters live at once.
             let w = Workload::new(&size_label, items, load);

@@ -6,8 +6,9 @@ loom model or integration test it targets, and expects a failure. A mutation tha
 survives is reported and makes the script exit non-zero: that model or test would not
 catch the bug it exists for.
 
-A target named `FILE::TEST` is the test `TEST` of the integration test `tests/FILE.rs`,
-built with the release profile; any other name is a loom model in `loom-tests/`.
+A target `tests/FILE.rs::TEST` is the test `TEST` of that integration test, built with
+the release profile; any other name is a loom model in `loom-tests/` (`module::name` for
+a model in its own file).
 
     python3 loom-tests/break_models.py            # all of them
     python3 loom-tests/break_models.py a c        # some
@@ -20,7 +21,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# letter -> (loom model or `FILE::TEST`, what is broken, file, old text, new text).
+# letter -> (loom model or `tests/FILE.rs::TEST`, what is broken, file, old text, new text).
 # A mutant that livelocks must not hang CI (a model takes seconds; its build a minute).
 MUTANT_TIMEOUT_S = 900
 
@@ -29,10 +30,11 @@ MUTATIONS = {
         "lookup_during_kick_move_of_its_key",
         "kick move without the seqlock window, clearing the old slot before writing the new",
         "src/kick.rs",
-        """        guard.while_moving(|| {""",
-        """        // Broken: no seqlock window, and the old slot is cleared first.
-        self.table.set_slot(step.from, step.from_slot, 0);
-        ({""",
+        """            let moved = guard.while_moving(|| {""",
+        """            // Broken: no seqlock window, and the old slot is cleared first.
+            self.table.set_slot(step.from, step.from_slot, 0);
+            let moved = true;
+            ({""",
     ),
     "a2": (
         "lookup_during_kick_move_of_its_key",
@@ -53,9 +55,9 @@ MUTATIONS = {
         "lookup_during_kick_move_of_its_key",
         "mover drops the release fence between the odd stamp and the rewritten words",
         "src/stripe.rs",
-        """        fence(Ordering::Release);
-        rewrite();""",
-        """        rewrite();""",
+        """        fence(Ordering::SeqCst);
+        let paused""",
+        """        let paused""",
     ),
     "b": (
         "two_inserts_into_one_bucket_pair",
@@ -122,6 +124,50 @@ MUTATIONS = {
             guard.count_removed(self.stripe_of(bucket));
             if true {""",
     ),
+    "h": (
+        "snapshot::snapshot_during_kick_move",
+        "kick moves ignore a running snapshot (no gate)",
+        "src/stripe.rs",
+        """        let paused = self.stripes.snapshots.load(Ordering::Relaxed) != 0;""",
+        """        let paused = false;""",
+    ),
+    "h2": (
+        "snapshot::snapshot_during_kick_move",
+        "a snapshot does not wait for the kick moves already under way",
+        "src/stripe.rs",
+        """            while version.load(Ordering::Acquire) & 1 == 1 {""",
+        """            while false && version.load(Ordering::Acquire) & 1 == 1 {""",
+    ),
+    "t1": (
+        "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",
+        "kick moves ignore a running snapshot (no gate)",
+        "src/stripe.rs",
+        """        let paused = self.stripes.snapshots.load(Ordering::Relaxed) != 0;""",
+        """        let paused = false;""",
+    ),
+    "t2": (
+        "tests/format.rs::every_bit_flip_is_an_error",
+        "the decoder skips the checksum",
+        "src/format/decode.rs",
+        """    if crc32fast::hash(body).to_le_bytes() != checksum {""",
+        """    if false && crc32fast::hash(body).to_le_bytes() != checksum {""",
+    ),
+    "t3": (
+        "tests/format_alloc.rs::a_huge_claimed_table_is_never_allocated",
+        "the decoder allocates the table before checking the input's length",
+        "src/format/decode.rs",
+        """    let (expected, found) = (header.encoded_len(), bytes.len() as u64);""",
+        """    let _ = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
+        .map_err(|_| DecodeError::OutOfMemory)?;
+    let (expected, found) = (header.encoded_len(), bytes.len() as u64);""",
+    ),
+    "t4": (
+        "tests/format.rs::each_header_field_is_checked_past_the_checksum",
+        "the decoder trusts the recorded item count",
+        "src/format/decode.rs",
+        """    if recorded != counted {""",
+        """    if false && recorded != counted {""",
+    ),
 }
 
 
@@ -142,10 +188,11 @@ def run(letter):
             return False
         open(target, "w").write(text.replace(old, new))
         env = dict(os.environ)
-        if "::" in test:
+        if test.startswith("tests/"):
             # A plain integration test: the normal build, sharing the release profile's
             # dependencies (CI builds them for the throughput program first).
             test_file, test = test.split("::", 1)
+            test_file = os.path.basename(test_file).removesuffix(".rs")
             env.pop("RUSTFLAGS", None)
             env["CARGO_TARGET_DIR"] = os.environ.get(
                 "CUCKOO_TEST_MUTANT_TARGET_DIR", os.path.join(REPO, "target", "test-mutants")
@@ -178,6 +225,9 @@ def run(letter):
         )
         if "error[" in output or "could not compile" in output:
             print(f"({letter}) the mutant of {path} does not compile: update break_models.py")
+            return False
+        if "running 1 test" not in output:
+            print(f"({letter}) {test} did not run exactly one test: update break_models.py")
             return False
         kind = "model" if test_file == "loom" else "test"
         verdict = f"{kind} FAILED, as it must" if failed else f"{kind} PASSED: it misses this bug"

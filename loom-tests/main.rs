@@ -18,6 +18,8 @@ use concurrent_cuckoo_filter::CuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
 
+mod snapshot;
+
 type Filter = CuckooFilter;
 
 fn filter() -> Filter {

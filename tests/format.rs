@@ -4,8 +4,8 @@
 mod common;
 
 use std::hash::RandomState;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder, Fingerprint};
 
@@ -15,7 +15,9 @@ fn round_trip<F: Fingerprint, const B: usize>(keys: u64) {
     let filter: CuckooFilter<F, B> = CuckooFilter::builder()
         .fingerprint::<F>()
         .slots::<B>()
-        .hasher(DefaultHashBuilder::with_seed(u64::from(F::BITS) * 10 + B as u64))
+        .hasher(DefaultHashBuilder::with_seed(
+            u64::from(F::BITS) * 10 + B as u64,
+        ))
         .capacity(keys as usize)
         .build()
         .unwrap();
@@ -94,8 +96,12 @@ fn a_custom_hasher_must_be_given_back() {
     let bytes = filter.to_bytes();
     let plain: Result<CuckooFilter, _> = CuckooFilter::from_bytes(&bytes);
     assert!(matches!(plain, Err(DecodeError::CustomHasher)), "{plain:?}");
-    let wrong = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
-    assert!(matches!(wrong, Err(DecodeError::HasherMismatch)), "{wrong:?}");
+    let wrong =
+        CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
+    assert!(
+        matches!(wrong, Err(DecodeError::HasherMismatch)),
+        "{wrong:?}"
+    );
     let copy = CuckooFilter::<u16, 4, _>::read_from_with_hasher(bytes.as_slice(), hasher).unwrap();
     assert!(copy.contains_many(0..500u64).all(|hit| hit));
 }
@@ -110,8 +116,12 @@ fn the_default_hasher_must_have_the_recorded_seed() {
     let bytes = filter.to_bytes();
     let copy: CuckooFilter = CuckooFilter::from_bytes(&bytes).unwrap();
     assert_eq!(copy.hasher().seed(), 5);
-    let wrong = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
-    assert!(matches!(wrong, Err(DecodeError::HasherMismatch)), "{wrong:?}");
+    let wrong =
+        CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, DefaultHashBuilder::new());
+    assert!(
+        matches!(wrong, Err(DecodeError::HasherMismatch)),
+        "{wrong:?}"
+    );
     let other_kind = CuckooFilter::<u16, 4, _>::from_bytes_with_hasher(&bytes, RandomState::new());
     assert!(matches!(other_kind, Err(DecodeError::HasherMismatch)));
 }
@@ -213,16 +223,27 @@ fn every_bit_flip_is_an_error() {
 #[test]
 fn each_header_field_is_checked_past_the_checksum() {
     let bytes = small_encoding();
-    let cases: [(usize, u8, fn(&DecodeError) -> bool); 9] = [
+    type Expected = fn(&DecodeError) -> bool;
+    let cases: [(usize, u8, Expected); 9] = [
         (0, b'X', |e| matches!(e, DecodeError::BadMagic)),
         (8, 2, |e| matches!(e, DecodeError::UnsupportedVersion(2))),
         (10, 9, |e| matches!(e, DecodeError::UnsupportedKind(9))),
-        (11, 12, |e| matches!(e, DecodeError::UnsupportedGeometry { .. })),
-        (12, 6, |e| matches!(e, DecodeError::UnsupportedGeometry { .. })),
+        (11, 12, |e| {
+            matches!(e, DecodeError::UnsupportedGeometry { .. })
+        }),
+        (12, 6, |e| {
+            matches!(e, DecodeError::UnsupportedGeometry { .. })
+        }),
         (13, 2, |e| matches!(e, DecodeError::InvalidHeader("hasher"))),
-        (14, 1, |e| matches!(e, DecodeError::InvalidHeader("reserved"))),
-        (24, 7, |e| matches!(e, DecodeError::InvalidHeader("buckets"))),
-        (32, 3, |e| matches!(e, DecodeError::InvalidHeader("stripes"))),
+        (14, 1, |e| {
+            matches!(e, DecodeError::InvalidHeader("reserved"))
+        }),
+        (24, 7, |e| {
+            matches!(e, DecodeError::InvalidHeader("buckets"))
+        }),
+        (32, 3, |e| {
+            matches!(e, DecodeError::InvalidHeader("stripes"))
+        }),
     ];
     for (offset, value, expected) in cases {
         let edited = resealed(bytes.clone(), |b| b[offset] = value);
@@ -278,15 +299,14 @@ fn generated_and_mutated_inputs_never_panic() {
     let seeds: Vec<Vec<u8>> = (0..24)
         .map(|i| {
             let buckets = 2 + 2 * (i % 6);
-            let bytes = match i % 6 {
+            match i % 6 {
                 0 => encode_filled::<u8, 4>(buckets, i),
                 1 => encode_filled::<u8, 8>(buckets, i),
                 2 => encode_filled::<u16, 4>(buckets, i),
                 3 => encode_filled::<u16, 8>(buckets, i),
                 4 => encode_filled::<u32, 4>(buckets, i),
                 _ => encode_filled::<u32, 8>(buckets, i),
-            };
-            bytes
+            }
         })
         .collect();
     let (mut decoded, mut rejected) = (0usize, 0usize);
@@ -323,7 +343,10 @@ fn generated_and_mutated_inputs_never_panic() {
     }
     println!("{cases} inputs: {decoded} decoded, {rejected} rejected with a typed error");
     assert_eq!(decoded + rejected, cases);
-    assert!(rejected > 0 && decoded > 0, "the generator no longer reaches both outcomes");
+    assert!(
+        rejected > 0 && decoded > 0,
+        "the generator no longer reaches both outcomes"
+    );
 }
 
 fn encode_filled<F: Fingerprint, const B: usize>(buckets: usize, keys: usize) -> Vec<u8> {
@@ -421,13 +444,71 @@ fn snapshots_under_concurrent_writers_hold_every_acknowledged_key_once() {
                 let w = writer as usize;
                 for seq in after[w]..before[w] {
                     let count = copy.count(&key(writer, seq));
-                    assert_eq!(count, 1, "snapshot {snapshots}: key {seq} of writer {writer}");
+                    assert_eq!(
+                        count, 1,
+                        "snapshot {snapshots}: key {seq} of writer {writer}"
+                    );
                     checked += 1;
                 }
             }
             snapshots += 1;
         }
         println!("{snapshots} snapshots, {checked} keys checked");
-        assert!(snapshots >= 3, "the writers finished before three snapshots");
+        assert!(
+            snapshots >= 3,
+            "the writers finished before three snapshots"
+        );
     });
+}
+
+/// The golden file: format version 1 as written when the format was made. It must decode
+/// the same forever; if this test fails, the format changed (make a new version instead).
+const GOLDEN: &[u8] = include_bytes!("data/golden-v1.bin");
+
+/// The keys of the golden file, in a filter of 16 buckets and 4 stripes hashed with the
+/// default hasher at seed 0x601D.
+fn golden_keys() -> impl Iterator<Item = u64> {
+    (0..50u64).map(|i| i * 7919)
+}
+
+#[test]
+fn the_golden_file_decodes_key_by_key() {
+    let filter: CuckooFilter = CuckooFilter::from_bytes(GOLDEN).unwrap();
+    assert_eq!(filter.len(), 50);
+    assert_eq!((filter.buckets(), filter.stripes()), (16, 4));
+    assert_eq!(filter.hasher().seed(), 0x601D);
+    for key in golden_keys() {
+        assert!(filter.contains(&key), "golden key {key} missing");
+    }
+    // The layout of the table in `format/mod.rs`, read off the file itself.
+    assert_eq!(&GOLDEN[..8], b"CCFILTER");
+    assert_eq!(GOLDEN[8..16], [1, 0, 1, 16, 4, 0, 0, 0]);
+    assert_eq!(GOLDEN.len(), 48 + 16 * 8 + 12);
+    assert_eq!(
+        GOLDEN[GOLDEN.len() - 12..GOLDEN.len() - 4],
+        50u64.to_le_bytes()
+    );
+    // Written again, it is the same bytes.
+    assert_eq!(filter.to_bytes(), GOLDEN);
+}
+
+/// Writes the golden file; run it only to make a new format version's file:
+/// `CUCKOO_WRITE_GOLDEN=1 cargo test --test format -- --ignored write_golden_file`.
+#[test]
+#[ignore = "writes tests/data/golden-v1.bin"]
+fn write_golden_file() {
+    if std::env::var("CUCKOO_WRITE_GOLDEN").as_deref() != Ok("1") {
+        return;
+    }
+    let filter = CuckooFilter::builder()
+        .buckets(16)
+        .stripes(4)
+        .hasher(DefaultHashBuilder::with_seed(0x601D))
+        .build()
+        .unwrap();
+    for key in golden_keys() {
+        filter.insert(&key).unwrap();
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v1.bin");
+    std::fs::write(path, filter.to_bytes()).unwrap();
 }

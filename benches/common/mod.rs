@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use concurrent_cuckoo_filter::{DefaultHashBuilder, StableHasher};
 use core_affinity::CoreId;
 
+mod sizes;
+pub use sizes::sizes;
+
 /// The hasher handed to every peer: this crate's default hash, so all filters hash a key
 /// exactly the same way and the comparison is between tables, not hash functions. (The
 /// cuckoo peers default to SipHash, which alone costs about as much as a cached lookup.)

@@ -1,0 +1,70 @@
+//! Snapshot speed: encoding and decoding a filter, against a plain copy of the same
+//! number of bytes in the same run.
+//!
+//! Group `snapshot/<size>`, one function per operation, throughput in bytes of the
+//! encoding (header + table + trailer), the filter filled to 95% load:
+//!
+//! - `memcpy`: `copy_from_slice` of a buffer of the encoding's size (the floor);
+//! - `to_bytes`: a consistent snapshot into a new `Vec`;
+//! - `write_to`: the same into a reused `Vec` through `io::Write`;
+//! - `from_bytes`: checking and rebuilding the filter (allocation included).
+//!
+//! ```text
+//! cargo bench --bench format                        # 1M items (2.1 MB)
+//! CUCKOO_BENCH_SIZES=1M,64M cargo bench --bench format  # and 64M (134 MB)
+//! ```
+
+#[path = "common/sizes.rs"]
+mod sizes;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use concurrent_cuckoo_filter::CuckooFilter;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use sizes::sizes;
+
+/// In cache and past it; `CUCKOO_BENCH_SIZES=1M,64M` adds the DRAM-sized table.
+const DEFAULT_SIZES: &str = "1M";
+
+fn snapshot(c: &mut Criterion) {
+    for (label, items) in sizes(DEFAULT_SIZES) {
+        let filter = CuckooFilter::builder()
+            .buckets(items / 4)
+            .build()
+            .expect("the filter fits in memory");
+        let keys = (0..items as u64 * 95 / 100).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        filter.insert_many(keys).expect("95% load fits");
+        let encoded = filter.to_bytes();
+
+        let mut group = c.benchmark_group(format!("snapshot/{label}"));
+        group.throughput(Throughput::Bytes(encoded.len() as u64));
+        group.sample_size(if items > 8 << 20 { 10 } else { 30 });
+        group.measurement_time(Duration::from_secs(if items > 8 << 20 { 15 } else { 5 }));
+
+        let mut copy = vec![0u8; encoded.len()];
+        group.bench_function(BenchmarkId::from_parameter("memcpy"), |b| {
+            b.iter(|| copy.copy_from_slice(black_box(&encoded)));
+        });
+        group.bench_function(BenchmarkId::from_parameter("to_bytes"), |b| {
+            b.iter(|| black_box(filter.to_bytes()));
+        });
+        let mut sink = Vec::with_capacity(encoded.len());
+        group.bench_function(BenchmarkId::from_parameter("write_to"), |b| {
+            b.iter(|| {
+                sink.clear();
+                filter.write_to(&mut sink).unwrap();
+            });
+        });
+        group.bench_function(BenchmarkId::from_parameter("from_bytes"), |b| {
+            b.iter(|| {
+                let restored: CuckooFilter = CuckooFilter::from_bytes(black_box(&encoded)).unwrap();
+                restored
+            });
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, snapshot);
+criterion_main!(benches);
