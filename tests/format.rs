@@ -7,7 +7,9 @@ use std::hash::RandomState;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder, Fingerprint};
+use concurrent_cuckoo_filter::{
+    ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, Fingerprint, MIN_CHUNK_BYTES,
+};
 
 /// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
 /// filter: the same table slot by slot, the same length, and the same answers.
@@ -511,4 +513,96 @@ fn write_golden_file() {
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v1.bin");
     std::fs::write(path, filter.to_bytes()).unwrap();
+}
+
+fn chunked(keys: u64, max_chunk: usize) -> (CuckooFilter, Vec<Vec<u8>>) {
+    let filter = CuckooFilter::with_capacity(keys as usize + 10);
+    filter.insert_many(0..keys).unwrap();
+    let chunks = filter.dump_chunks(max_chunk).collect();
+    (filter, chunks)
+}
+
+#[test]
+fn chunks_of_every_size_reassemble_the_filter() {
+    for max_chunk in [0, 64, 100, 4096, 1 << 30] {
+        let (filter, chunks) = chunked(3_000, max_chunk);
+        assert!(
+            chunks
+                .iter()
+                .all(|c| c.len() <= max_chunk.max(MIN_CHUNK_BYTES))
+        );
+        let mut loader = ChunkLoader::new();
+        for (i, chunk) in chunks.iter().enumerate() {
+            assert_eq!(loader.push(chunk).unwrap(), i + 1 == chunks.len());
+        }
+        let copy: CuckooFilter = loader.finish().unwrap();
+        assert_eq!(common::table(&copy), common::table(&filter));
+        assert_eq!(copy.len(), 3_000);
+    }
+}
+
+#[test]
+fn an_empty_filter_can_be_dumped_in_chunks() {
+    let (_, chunks) = chunked(0, 64);
+    let mut loader = ChunkLoader::new();
+    chunks.iter().for_each(|c| assert!(loader.push(c).is_ok()));
+    let copy: CuckooFilter = loader.finish().unwrap();
+    assert!(copy.is_empty());
+}
+
+#[test]
+fn missing_repeated_reordered_and_late_chunks_are_refused_and_change_nothing() {
+    let (filter, chunks) = chunked(2_000, 256);
+    assert!(chunks.len() > 4);
+    let mut loader = ChunkLoader::new();
+    let out_of_order = |r: Result<bool, DecodeError>, expected: u32, found: u32| {
+        assert!(
+            matches!(r, Err(DecodeError::ChunkOutOfOrder { expected: e, found: f }) if (e, f) == (expected, found)),
+            "{r:?}"
+        );
+    };
+    out_of_order(loader.push(&chunks[1]), 0, 1); // the first is missing
+    loader.push(&chunks[0]).unwrap();
+    out_of_order(loader.push(&chunks[0]), 1, 0); // repeated
+    out_of_order(loader.push(&chunks[2]), 1, 2); // reordered
+    for chunk in &chunks[1..] {
+        loader.push(chunk).unwrap(); // the right ones are still taken
+    }
+    let last = chunks.len() as u32;
+    out_of_order(loader.push(&chunks[0]), last, 0); // after the last
+    let copy: CuckooFilter = loader.finish().unwrap();
+    assert_eq!(common::table(&copy), common::table(&filter));
+}
+
+#[test]
+fn damaged_truncated_and_foreign_chunks_are_refused() {
+    let (_, chunks) = chunked(2_000, 256);
+    let (_, other) = chunked(2_001, 256);
+    let mut loader = ChunkLoader::new();
+    loader.push(&chunks[0]).unwrap();
+    let chunk = &chunks[1];
+    for bit in 0..chunk.len() * 8 {
+        let mut damaged = chunk.clone();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        let result = loader.push(&damaged);
+        assert!(
+            matches!(result, Err(DecodeError::BadChunk)),
+            "bit {bit}: {result:?}"
+        );
+    }
+    for len in 0..chunk.len() {
+        assert!(matches!(
+            loader.push(&chunk[..len]),
+            Err(DecodeError::BadChunk)
+        ));
+    }
+    assert!(matches!(
+        loader.push(&other[1]),
+        Err(DecodeError::ForeignChunk)
+    ));
+    loader.push(chunk).unwrap();
+    // Stopping before the last chunk.
+    assert!(!loader.is_complete());
+    let early: Result<CuckooFilter, _> = loader.finish();
+    assert!(matches!(early, Err(DecodeError::Truncated)), "{early:?}");
 }

@@ -59,6 +59,18 @@ pub enum DecodeError {
     HasherMismatch,
     /// The table the header describes cannot be allocated on this platform.
     OutOfMemory,
+    /// A chunk is damaged (its checksum or framing is wrong) or is not a chunk.
+    BadChunk,
+    /// A chunk arrived out of turn: one is missing, repeated or reordered, or it came
+    /// after the last.
+    ChunkOutOfOrder {
+        /// The sequence number the loader waits for.
+        expected: u32,
+        /// The sequence number that arrived.
+        found: u32,
+    },
+    /// A chunk of another dump than the chunks before it.
+    ForeignChunk,
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -100,6 +112,14 @@ impl fmt::Display for DecodeError {
             ),
             Self::HasherMismatch => f.write_str("the hasher given is not the one recorded"),
             Self::OutOfMemory => f.write_str("the encoded table cannot be allocated"),
+            Self::BadChunk => f.write_str("a damaged chunk, or not a chunk"),
+            Self::ChunkOutOfOrder { expected, found } => {
+                write!(
+                    f,
+                    "chunk {found} arrived where chunk {expected} was expected"
+                )
+            }
+            Self::ForeignChunk => f.write_str("a chunk of another dump"),
             Self::Io(error) => write!(f, "reading the encoded filter failed: {error}"),
         }
     }

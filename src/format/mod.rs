@@ -26,11 +26,13 @@
 //! can count the words as it copies them; the decoder counts them again and must agree.
 //! A new field means a new version; version 1 is read forever.
 
+mod chunks;
 mod decode;
 mod encode;
 mod error;
 mod header;
 
+pub use chunks::{ChunkLoader, DumpChunks, MIN_CHUNK_BYTES};
 pub use error::DecodeError;
 
 /// The first eight bytes of every encoding.
