@@ -606,3 +606,21 @@ fn damaged_truncated_and_foreign_chunks_are_refused() {
     let early: Result<CuckooFilter, _> = loader.finish();
     assert!(matches!(early, Err(DecodeError::Truncated)), "{early:?}");
 }
+
+/// Feature `serde`: a filter serialises as its snapshot bytes, in any serde format.
+#[test]
+fn serde_carries_the_snapshot_format() {
+    let filter = CuckooFilter::with_capacity(1_000);
+    filter.insert_many(0..700u64).unwrap();
+    let json = serde_json::to_string(&filter).unwrap();
+    let copy: CuckooFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(common::table(&copy), common::table(&filter));
+    // The same bytes as `to_bytes`, as a JSON array.
+    let bytes: Vec<u8> = serde_json::from_str(&json).unwrap();
+    assert_eq!(bytes, filter.to_bytes());
+    // A damaged encoding is the format's error, not a panic.
+    let mut damaged = bytes.clone();
+    damaged[100] ^= 4;
+    let error = serde_json::from_str::<CuckooFilter>(&serde_json::to_string(&damaged).unwrap());
+    assert!(error.unwrap_err().to_string().contains("checksum"));
+}

@@ -31,6 +31,8 @@ mod decode;
 mod encode;
 mod error;
 mod header;
+#[cfg(feature = "serde")]
+mod serde;
 
 pub use chunks::{ChunkLoader, DumpChunks, MIN_CHUNK_BYTES};
 pub use error::DecodeError;
