@@ -9,6 +9,10 @@
 //! - `write_to`: the same into a reused `Vec` through `io::Write`;
 //! - `from_bytes`: checking and rebuilding the filter (allocation included).
 //!
+//!
+//! Group `view/<size>`: lookups one key at a time, positive and negative, on the filter
+//! (`owned`) and on a [`FilterView`] of its encoding (`view`), alternating in one run.
+//!
 //! ```text
 //! cargo bench --bench format                        # 1M items (2.1 MB)
 //! CUCKOO_BENCH_SIZES=1M,64M cargo bench --bench format  # and 64M (134 MB)
@@ -20,7 +24,7 @@ mod sizes;
 use std::hint::black_box;
 use std::time::Duration;
 
-use concurrent_cuckoo_filter::CuckooFilter;
+use concurrent_cuckoo_filter::{CuckooFilter, FilterView};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use sizes::sizes;
 
@@ -33,8 +37,7 @@ fn snapshot(c: &mut Criterion) {
             .buckets(items / 4)
             .build()
             .expect("the filter fits in memory");
-        let keys = (0..items as u64 * 95 / 100).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        filter.insert_many(keys).expect("95% load fits");
+        filter.insert_many(positives(items)).expect("95% load fits");
         let encoded = filter.to_bytes();
 
         let mut group = c.benchmark_group(format!("snapshot/{label}"));
@@ -66,5 +69,50 @@ fn snapshot(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, snapshot);
+/// The keys a filter of `items` slots holds at 95% load (odd multiples of a constant);
+/// `negatives` are keys it does not hold (even ones).
+fn positives(items: usize) -> impl Iterator<Item = u64> {
+    (0..items as u64 * 95 / 100).map(|i| (2 * i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+fn negatives(items: usize) -> impl Iterator<Item = u64> {
+    (0..items as u64 * 95 / 100).map(|i| (2 * i).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Lookups of `keys` in turn, one per iteration, summing the hits.
+fn probe(b: &mut criterion::Bencher<'_>, keys: &[u64], lookup: impl Fn(u64) -> bool) {
+    let mut cursor = 0;
+    b.iter(|| {
+        cursor = (cursor + 1) % keys.len();
+        lookup(black_box(keys[cursor]))
+    });
+}
+
+fn view(c: &mut Criterion) {
+    for (label, items) in sizes(DEFAULT_SIZES) {
+        let filter = CuckooFilter::builder()
+            .buckets(items / 4)
+            .build()
+            .expect("the filter fits in memory");
+        filter.insert_many(positives(items)).expect("95% load fits");
+        let encoded = filter.to_bytes();
+        let view: FilterView = FilterView::new(&encoded).unwrap();
+        let hits: Vec<u64> = positives(items).map(|k| filter.hash(&k)).collect();
+        let misses: Vec<u64> = negatives(items).map(|k| filter.hash(&k)).collect();
+
+        let mut group = c.benchmark_group(format!("view/{label}"));
+        group.throughput(Throughput::Elements(1));
+        for (kind, keys) in [("positive", &hits), ("negative", &misses)] {
+            group.bench_function(BenchmarkId::new("owned", kind), |b| {
+                probe(b, keys, |h| filter.contains_hash(h));
+            });
+            group.bench_function(BenchmarkId::new("view", kind), |b| {
+                probe(b, keys, |h| view.contains_hash(h));
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, snapshot, view);
 criterion_main!(benches);

@@ -135,7 +135,7 @@ pub use builder::Builder;
 pub use error::{BuildError, InsertError, InsertManyError};
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
-pub use format::{ChunkLoader, DecodeError, DumpChunks, MIN_CHUNK_BYTES};
+pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};
 pub use hash::{DefaultHashBuilder, StableHasher};
 
 #[doc = include_str!("../README.md")]

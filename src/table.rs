@@ -105,18 +105,25 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     /// Both candidate buckets, `Relaxed`, laid out as a [`Pair`].
     #[inline]
     pub(crate) fn load_pair(&self, i1: usize, i2: usize) -> Pair {
+        Self::pair_of_words(|index| self.word(index).load(Ordering::Relaxed), i1, i2)
+    }
+
+    /// Buckets `i1` and `i2` laid out as a [`Pair`], reading table words with `word`:
+    /// the one layout rule for a table in memory and for one in an encoded snapshot.
+    #[inline(always)]
+    pub(crate) fn pair_of_words(word: impl Fn(usize) -> u64, i1: usize, i2: usize) -> Pair {
         let mut pair = [0u64; 8];
         if Self::BUCKETS_PER_WORD == 2 {
             let half = |bucket: usize| {
-                let word = self.word(Self::word_of(bucket)).load(Ordering::Relaxed);
+                let word = word(Self::word_of(bucket));
                 (word >> ((bucket % 2) * 32)) & 0xFFFF_FFFF
             };
             pair[0] = half(i1) | (half(i2) << 32);
         } else {
             let (w1, w2) = (Self::word_of(i1), Self::word_of(i2));
             for k in 0..Self::WORDS_PER_BUCKET {
-                pair[k] = self.word(w1 + k).load(Ordering::Relaxed);
-                pair[Self::WORDS_PER_BUCKET + k] = self.word(w2 + k).load(Ordering::Relaxed);
+                pair[k] = word(w1 + k);
+                pair[Self::WORDS_PER_BUCKET + k] = word(w2 + k);
             }
         }
         pair

@@ -8,7 +8,8 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
-    ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, Fingerprint, MIN_CHUNK_BYTES,
+    ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView, Fingerprint,
+    MIN_CHUNK_BYTES,
 };
 
 /// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
@@ -623,4 +624,70 @@ fn serde_carries_the_snapshot_format() {
     damaged[100] ^= 4;
     let error = serde_json::from_str::<CuckooFilter>(&serde_json::to_string(&damaged).unwrap());
     assert!(error.unwrap_err().to_string().contains("checksum"));
+}
+
+fn view_agrees<F: Fingerprint, const B: usize>() {
+    let filter: CuckooFilter<F, B> = CuckooFilter::builder()
+        .fingerprint::<F>()
+        .slots::<B>()
+        .capacity(20_500)
+        .build()
+        .unwrap();
+    filter.insert_many(0..20_000u64).unwrap();
+    filter.insert_many(0..500u64).unwrap(); // some keys twice, for `count`
+    // At an odd offset in a larger buffer: a view needs no alignment.
+    let mut buffer = vec![0xAA];
+    buffer.extend(filter.to_bytes());
+    let view = FilterView::<F, B>::new(&buffer[1..]).unwrap();
+    assert_eq!(view.len(), filter.len());
+    assert_eq!(view.capacity(), filter.capacity());
+    for key in 0..60_000u64 {
+        assert_eq!(view.contains(&key), filter.contains(&key), "key {key}");
+        assert_eq!(view.count(&key), filter.count(&key), "key {key}");
+    }
+}
+
+#[test]
+fn a_view_answers_as_the_filter_in_every_geometry() {
+    view_agrees::<u8, 4>();
+    view_agrees::<u8, 8>();
+    view_agrees::<u16, 4>();
+    view_agrees::<u16, 8>();
+    view_agrees::<u32, 4>();
+    view_agrees::<u32, 8>();
+}
+
+#[test]
+fn a_view_checks_its_bytes_once() {
+    let bytes = small_encoding();
+    for bit in (0..bytes.len() * 8).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        assert!(FilterView::<u16, 4>::new(&flipped).is_err(), "bit {bit}");
+    }
+    for len in 0..bytes.len() {
+        assert!(
+            FilterView::<u16, 4>::new(&bytes[..len]).is_err(),
+            "length {len}"
+        );
+    }
+    let count_at = bytes.len() - 12;
+    let forged = resealed(bytes.clone(), |b| b[count_at] += 1);
+    assert!(matches!(
+        FilterView::<u16, 4>::new(&forged),
+        Err(DecodeError::CountMismatch { .. })
+    ));
+    let hasher = RandomState::new();
+    let custom = CuckooFilter::<u16, 4, _>::with_capacity_and_hasher(100, hasher.clone());
+    custom.insert("k").unwrap();
+    let encoded = custom.to_bytes();
+    assert!(matches!(
+        FilterView::<u16, 4>::new(&encoded),
+        Err(DecodeError::CustomHasher)
+    ));
+    assert!(
+        FilterView::<u16, 4, _>::with_hasher(&encoded, hasher)
+            .unwrap()
+            .contains("k")
+    );
 }

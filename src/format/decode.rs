@@ -16,10 +16,10 @@ use crate::table::Table;
 /// grow the buffer only as their bytes arrive.
 const FIRST_READ: u64 = 1 << 20;
 
-/// The checked header and table of an encoding that must be exactly `bytes`.
-fn decode_raw<F: Fingerprint, const B: usize>(
-    bytes: &[u8],
-) -> Result<(Header, RawFilter<F, B>), DecodeError> {
+/// The header of an encoding that must be exactly `bytes`, checked: every header field,
+/// the length, the checksum. The table words and the item count are then safe to read
+/// (see [`table_words`] and [`check_count`]).
+pub(crate) fn checked<F: Fingerprint, const B: usize>(bytes: &[u8]) -> Result<Header, DecodeError> {
     let header = Header::parse(bytes)?;
     header.check_geometry::<F, B>()?;
     let (expected, found) = (header.encoded_len(), bytes.len() as u64);
@@ -33,23 +33,47 @@ fn decode_raw<F: Fingerprint, const B: usize>(
     if crc32fast::hash(body).to_le_bytes() != checksum {
         return Err(DecodeError::ChecksumMismatch);
     }
+    Ok(header)
+}
+
+/// The table's bytes of a [`checked`] encoding.
+pub(crate) fn table_bytes(bytes: &[u8]) -> &[u8] {
+    &bytes[HEADER_LEN..bytes.len() - TRAILER_LEN]
+}
+
+/// The table's words of a [`checked`] encoding, in order.
+pub(crate) fn table_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    table_bytes(bytes)
+        .chunks_exact(8)
+        .map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()))
+}
+
+/// The recorded item count of a [`checked`] encoding must be the occupied slots counted.
+pub(crate) fn check_count(bytes: &[u8], counted: u64) -> Result<(), DecodeError> {
+    let trailer = &bytes[bytes.len() - TRAILER_LEN..];
+    let recorded = u64::from_le_bytes(trailer[..8].try_into().unwrap());
+    if recorded == counted {
+        Ok(())
+    } else {
+        Err(DecodeError::CountMismatch { recorded, counted })
+    }
+}
+
+/// The checked header and table of an encoding that must be exactly `bytes`.
+fn decode_raw<F: Fingerprint, const B: usize>(
+    bytes: &[u8],
+) -> Result<(Header, RawFilter<F, B>), DecodeError> {
+    let header = checked::<F, B>(bytes)?;
     // The input holds every table byte, so the allocation is no larger than the input.
     let raw = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
         .map_err(|_| DecodeError::OutOfMemory)?;
-    let table = &bytes[HEADER_LEN..bytes.len() - TRAILER_LEN];
     let mut per_stripe = vec![0usize; raw.stripes.len()];
-    for (index, chunk) in table.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap());
+    for (index, word) in table_words(bytes).enumerate() {
         raw.table.store_word(index, word);
         let stripe = raw.stripes.of_word(Table::<F, B>::bucket_word_of(index));
         per_stripe[stripe] += Table::<F, B>::occupied_in_word(word) as usize;
     }
-    let trailer = &bytes[bytes.len() - TRAILER_LEN..];
-    let recorded = u64::from_le_bytes(trailer[..8].try_into().unwrap());
-    let counted = per_stripe.iter().sum::<usize>() as u64;
-    if recorded != counted {
-        return Err(DecodeError::CountMismatch { recorded, counted });
-    }
+    check_count(bytes, per_stripe.iter().sum::<usize>() as u64)?;
     for (stripe, &count) in per_stripe.iter().enumerate() {
         raw.stripes.set_count(stripe, count);
     }

@@ -33,9 +33,11 @@ mod error;
 mod header;
 #[cfg(feature = "serde")]
 mod serde;
+mod view;
 
 pub use chunks::{ChunkLoader, DumpChunks, MIN_CHUNK_BYTES};
 pub use error::DecodeError;
+pub use view::FilterView;
 
 /// The first eight bytes of every encoding.
 pub(crate) const MAGIC: [u8; 8] = *b"CCFILTER";
