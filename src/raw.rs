@@ -41,10 +41,20 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// `buckets` even and in `2..=2^32`, `stripes` a power of two.
     pub(crate) fn new(buckets: usize, stripes: usize) -> Result<Self, TryReserveError> {
+        Self::with_words(buckets, stripes, std::iter::empty())
+    }
+
+    /// A filter whose table words are `words` in order (see [`Table::with_words`]); the
+    /// caller sets the stripes' counts to match.
+    pub(crate) fn with_words(
+        buckets: usize,
+        stripes: usize,
+        words: impl IntoIterator<Item = u64>,
+    ) -> Result<Self, TryReserveError> {
         #[allow(clippy::let_unit_value)]
         let () = Self::SUPPORTED;
         Ok(Self {
-            table: Table::new(buckets)?,
+            table: Table::with_words(buckets, words)?,
             stripes: Stripes::new(stripes),
             indexer: Indexer::new(buckets),
         })

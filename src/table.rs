@@ -30,16 +30,17 @@ pub(crate) struct Table<F, const B: usize> {
     _fingerprint: PhantomData<fn() -> F>,
 }
 
-/// Words to skip from `words[0]` to reach a 64-byte boundary.
+/// Words to skip from `start` (the first word of an allocation) to reach a 64-byte
+/// boundary.
 #[cfg(not(cuckoo_loom))]
-fn words_to_line_boundary(words: &[AtomicU64]) -> usize {
-    let address = words.as_ptr() as usize;
+fn words_to_line_boundary(start: *const AtomicU64) -> usize {
+    let address = start as usize;
     (64 - address % 64) % 64 / std::mem::size_of::<AtomicU64>()
 }
 
 /// loom's atomics are not 8-byte words; alignment means nothing there.
 #[cfg(cuckoo_loom)]
-fn words_to_line_boundary(_: &[AtomicU64]) -> usize {
+fn words_to_line_boundary(_: *const AtomicU64) -> usize {
     0
 }
 
@@ -55,15 +56,30 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     };
     const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
 
-    /// An empty table, or the allocator's refusal (reported, not aborted on, so that a
-    /// size the machine cannot hold is a `BuildError`).
-    pub(crate) fn new(buckets: usize) -> Result<Self, TryReserveError> {
-        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET + WORDS_PER_LINE - 1;
+    /// A table whose words are `contents` in order, then 0 (an empty table for no
+    /// contents; a restored snapshot's table written once, not zeroed and then written),
+    /// or the allocator's refusal (reported, not aborted on, so that a size the machine
+    /// cannot hold is a `BuildError`).
+    pub(crate) fn with_words(
+        buckets: usize,
+        contents: impl IntoIterator<Item = u64>,
+    ) -> Result<Self, TryReserveError> {
+        let table_words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
+        let len = table_words + WORDS_PER_LINE - 1;
         let mut words = Vec::new();
         words.try_reserve_exact(len)?;
-        words.extend((0..len).map(|_| AtomicU64::new(0)));
+        // The reserved buffer does not move, so its alignment is known before it is filled.
+        let first = words_to_line_boundary(words.as_ptr());
+        let zeros = std::iter::repeat(0);
+        let table = contents.into_iter().chain(zeros.clone()).take(table_words);
+        let all = zeros.clone().take(first).chain(table).chain(zeros);
+        words.extend(all.take(len).map(AtomicU64::new));
         let words = words.into_boxed_slice();
-        let first = words_to_line_boundary(&words);
+        debug_assert_eq!(
+            words_to_line_boundary(words.as_ptr()),
+            first,
+            "the table moved"
+        );
         Ok(Self {
             words,
             first,
@@ -173,13 +189,6 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         self.word(index).load(Ordering::Relaxed)
     }
 
-    /// Stores table word `index`, for a table being restored that no other thread can
-    /// see yet.
-    #[inline]
-    pub(crate) fn store_word(&self, index: usize, word: u64) {
-        self.word(index).store(word, Ordering::Relaxed);
-    }
-
     /// The first word of the bucket that word `index` belongs to: the word its stripe is
     /// assigned by (see [`word_of`](Self::word_of)).
     #[inline]
@@ -225,7 +234,7 @@ mod tests {
     /// does: by slot, by bucket and as a pair.
     fn round_trip<F: Fingerprint, const B: usize>() {
         let buckets = 10;
-        let table = Table::<F, B>::new(buckets).unwrap();
+        let table = Table::<F, B>::with_words(buckets, []).unwrap();
         let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS) + B as u64);
         let mut model = vec![[0u64; B]; buckets];
         for _ in 0..500 {
@@ -260,7 +269,7 @@ mod tests {
 
     /// The word-level occupancy count against counting slot by slot.
     fn occupancy<F: Fingerprint, const B: usize>() {
-        let table = Table::<F, B>::new(16).unwrap();
+        let table = Table::<F, B>::with_words(16, []).unwrap();
         let mut rng = fastrand::Rng::with_seed(7);
         for _ in 0..200 {
             let (bucket, slot) = (rng.usize(0..16), rng.usize(0..B));
@@ -295,7 +304,7 @@ mod tests {
     #[test]
     fn table_is_cache_line_aligned_and_sized_exactly() {
         for buckets in [2, 10, 1_000] {
-            let table = Table::<u16, 4>::new(buckets).unwrap();
+            let table = Table::<u16, 4>::with_words(buckets, []).unwrap();
             assert_eq!(table.word(0) as *const AtomicU64 as usize % 64, 0);
             assert_eq!(table.memory_usage(), (buckets + WORDS_PER_LINE - 1) * 8);
         }

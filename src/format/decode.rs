@@ -64,15 +64,17 @@ fn decode_raw<F: Fingerprint, const B: usize>(
     bytes: &[u8],
 ) -> Result<(Header, RawFilter<F, B>), DecodeError> {
     let header = checked::<F, B>(bytes)?;
-    // The input holds every table byte, so the allocation is no larger than the input.
-    let raw = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
-        .map_err(|_| DecodeError::OutOfMemory)?;
-    let mut per_stripe = vec![0usize; raw.stripes.len()];
-    for (index, word) in table_words(bytes).enumerate() {
-        raw.table.store_word(index, word);
-        let stripe = raw.stripes.of_word(Table::<F, B>::bucket_word_of(index));
+    let stripes = header.stripes as usize;
+    let mut per_stripe = vec![0usize; stripes];
+    let counted_words = table_words(bytes).enumerate().map(|(index, word)| {
+        // Stripes are a power of two; a bucket's stripe is that of its first word.
+        let stripe = Table::<F, B>::bucket_word_of(index) & (stripes - 1);
         per_stripe[stripe] += Table::<F, B>::occupied_in_word(word) as usize;
-    }
+        word
+    });
+    // The input holds every table byte, so the allocation is no larger than the input.
+    let raw = RawFilter::<F, B>::with_words(header.buckets as usize, stripes, counted_words)
+        .map_err(|_| DecodeError::OutOfMemory)?;
     check_count(bytes, per_stripe.iter().sum::<usize>() as u64)?;
     for (stripe, &count) in per_stripe.iter().enumerate() {
         raw.stripes.set_count(stripe, count);
