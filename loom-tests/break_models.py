@@ -175,6 +175,13 @@ MUTATIONS = {
         """        if self.complete || sequence != self.next_sequence {""",
         """        if self.complete {""",
     ),
+    "t6": (
+        "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
+        "a kicked insert is not counted",
+        "src/kick.rs",
+        """                    self.counters.kicked(stripe, moves);""",
+        """                    let _ = (stripe, moves);""",
+    ),
 }
 
 

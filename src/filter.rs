@@ -10,6 +10,7 @@ use crate::error::{BuildError, InsertError, InsertManyError};
 use crate::fingerprint::Fingerprint;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::RawFilter;
+use crate::stats::Stats;
 
 /// A concurrent cuckoo filter: an approximate multiset of keys, shared by `&self`.
 ///
@@ -372,6 +373,66 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
         &self.hasher
     }
 
+    /// The expected false-positive rate at the current load: 2·b·α / (2^f − 1) for b
+    /// slots per bucket, load α and f-bit fingerprints (computed, not sampled).
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().buckets(1_000).build()?;
+    /// assert_eq!(filter.false_positive_bound(), 0.0);
+    /// filter.insert_many(0..2_000u64)?; // half the 4,000 slots
+    /// let bound = 2.0 * 4.0 * 0.5 / 65_535.0;
+    /// assert!((filter.false_positive_bound() - bound).abs() < 1e-12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn false_positive_bound(&self) -> f64 {
+        crate::stats::false_positive_bound(self.len(), self.capacity(), B, F::BITS)
+    }
+
+    /// The filter's figures: size, load, memory, the false-positive bound at this load,
+    /// and what its inserts have done (kicks, the longest kick path, refusals). Reading
+    /// them changes nothing.
+    ///
+    /// **Locking behaviour:** takes no lock; sums per-stripe counts and a few counter
+    /// shards.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000);
+    /// filter.insert_many(0..900u64)?;
+    /// let stats = filter.stats();
+    /// assert_eq!(stats.len, 900);
+    /// assert_eq!(stats.failed_full, 0);
+    /// println!("{filter:?}"); // the same figures at a glance
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let len = self.len();
+        let memory_bytes = self.memory_usage();
+        let events = self.raw.counters.sum();
+        Stats {
+            len,
+            capacity: self.capacity(),
+            buckets: self.buckets(),
+            load_factor: len as f64 / self.capacity() as f64,
+            memory_bytes,
+            bits_per_item: (len > 0).then(|| 8.0 * memory_bytes as f64 / len as f64),
+            false_positive_bound: crate::stats::false_positive_bound(
+                len,
+                self.capacity(),
+                B,
+                F::BITS,
+            ),
+            kicked_inserts: events.kicked,
+            longest_kick_path: events.longest_path,
+            failed_full: events.full,
+            failed_too_many_copies: events.too_many_copies,
+            sub_filters: Vec::new(),
+        }
+    }
+
     /// Removes every fingerprint.
     ///
     /// **Locking behaviour:** locks every stripe (blocking all writers meanwhile).
@@ -389,14 +450,24 @@ fn built<T>(filter: Result<T, BuildError>, items: usize) -> T {
 }
 
 impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for CuckooFilter<F, B, S> {
+    /// The geometry and [`stats`](CuckooFilter::stats) at a glance.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stats = self.stats();
         f.debug_struct("CuckooFilter")
             .field("fingerprint_bits", &F::BITS)
             .field("slots_per_bucket", &B)
-            .field("buckets", &self.buckets())
+            .field("buckets", &stats.buckets)
             .field("stripes", &self.stripes())
-            .field("len", &self.len())
-            .finish_non_exhaustive()
+            .field("len", &stats.len)
+            .field("load_factor", &stats.load_factor)
+            .field("memory_bytes", &stats.memory_bytes)
+            .field("bits_per_item", &stats.bits_per_item)
+            .field("false_positive_bound", &stats.false_positive_bound)
+            .field("kicked_inserts", &stats.kicked_inserts)
+            .field("longest_kick_path", &stats.longest_kick_path)
+            .field("failed_full", &stats.failed_full)
+            .field("failed_too_many_copies", &stats.failed_too_many_copies)
+            .finish()
     }
 }
 

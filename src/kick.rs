@@ -136,10 +136,24 @@ const fn max_nodes(slots: usize) -> usize {
 impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     const MAX_PATH_BUCKETS: usize = max_path_buckets(B);
 
-    /// The slow path of an insert whose two buckets were full.
+    /// The slow path of an insert whose two buckets were full; counts what it did.
     #[cold]
     #[inline(never)]
     pub(crate) fn insert_kicking(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
+        let stripe = self.stripe_of(c.i1);
+        match self.kick_and_place(c, unique) {
+            Ok((inserted, moves)) => {
+                if moves > 0 {
+                    self.counters.kicked(stripe, moves);
+                }
+                Ok(inserted)
+            }
+            Err(error) => Err(self.refused(stripe, error)),
+        }
+    }
+
+    /// Searches and moves, then places the key; how many moves the placing path took.
+    fn kick_and_place(&self, c: Candidates, unique: bool) -> Result<(bool, usize), InsertError> {
         let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
             let Some(end) = self.search(c, &mut nodes) else {
@@ -159,12 +173,12 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
                 continue;
             }
             if fill_last {
-                return Ok(true);
+                return Ok((true, count));
             }
             let guard = self.lock_candidates(c);
             match self.place(&guard, c, unique) {
-                Placement::Inserted => return Ok(true),
-                Placement::AlreadyPresent => return Ok(false),
+                Placement::Inserted => return Ok((true, count)),
+                Placement::AlreadyPresent => return Ok((false, count)),
                 Placement::OnlyCopies => return Err(InsertError::TooManyCopies),
                 // Another insert took the freed slot first.
                 Placement::Full => continue,

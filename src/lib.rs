@@ -127,6 +127,7 @@ mod hash;
 mod index;
 mod kick;
 mod raw;
+mod stats;
 mod stripe;
 mod sync;
 mod table;
@@ -137,6 +138,7 @@ pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};
 pub use hash::{DefaultHashBuilder, StableHasher};
+pub use stats::Stats;
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

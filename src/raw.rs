@@ -6,6 +6,7 @@ use std::collections::TryReserveError;
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::index::{Candidates, Indexer};
+use crate::stats::Counters;
 use crate::stripe::{PairGuard, Stripes};
 use crate::sync::Backoff;
 use crate::table::Table;
@@ -19,6 +20,7 @@ pub(crate) struct RawFilter<F, const B: usize> {
     pub(crate) table: Table<F, B>,
     pub(crate) stripes: Stripes,
     pub(crate) indexer: Indexer,
+    pub(crate) counters: Counters,
 }
 
 /// What an insert under the pair lock managed to do.
@@ -56,6 +58,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         Ok(Self {
             table: Table::with_words(buckets, words)?,
             stripes: Stripes::new(stripes),
+            counters: Counters::new(stripes),
             indexer: Indexer::new(buckets),
         })
     }
@@ -213,9 +216,21 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         match placement {
             Placement::Inserted => Ok(true),
             Placement::AlreadyPresent => Ok(false),
-            Placement::OnlyCopies => Err(InsertError::TooManyCopies),
+            Placement::OnlyCopies => {
+                Err(self.refused(self.stripe_of(c.i1), InsertError::TooManyCopies))
+            }
             Placement::Full => self.insert_kicking(c, unique),
         }
+    }
+
+    /// Counts a refused insert near `stripe`, and passes its error on.
+    #[cold]
+    pub(crate) fn refused(&self, stripe: usize, error: InsertError) -> InsertError {
+        match error {
+            InsertError::Full => self.counters.failed_full(stripe),
+            InsertError::TooManyCopies => self.counters.failed_too_many_copies(stripe),
+        }
+        error
     }
 
     /// Stores `fp` in a free slot of `bucket` under that bucket's stripe lock alone;
@@ -341,7 +356,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        self.table.memory_usage() + self.stripes.memory_usage()
+        self.table.memory_usage() + self.stripes.memory_usage() + self.counters.memory_usage()
     }
 
     pub(crate) fn clear(&self) {

@@ -1,0 +1,141 @@
+//! What a filter has done and holds, for dashboards and capacity planning: read on
+//! request, without disturbing the filter.
+//!
+//! The counters live only on the write path's cold branches (an insert that kicks, an
+//! insert that fails), in a few cache-padded shards picked by stripe, so a lookup writes
+//! nothing and an ordinary insert touches none of them.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// A filter's figures at one moment (each read separately, so under concurrent writers
+/// they may come from slightly different instants).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Fingerprints stored.
+    pub len: usize,
+    /// Slots: buckets × slots per bucket.
+    pub capacity: usize,
+    /// Buckets in the table (summed over sub-filters for a growable filter).
+    pub buckets: usize,
+    /// `len / capacity`.
+    pub load_factor: f64,
+    /// Bytes the filter occupies (see `memory_usage`).
+    pub memory_bytes: usize,
+    /// `8 × memory_bytes / len`; `None` while empty.
+    pub bits_per_item: Option<f64>,
+    /// The expected false-positive rate at the current load: the bound 2·b·α/(2^f − 1)
+    /// computed from the geometry and `len` (summed over sub-filters), never sampled.
+    pub false_positive_bound: f64,
+    /// Inserts that succeeded only after moving other fingerprints along a kick path.
+    pub kicked_inserts: u64,
+    /// The longest kick path a successful insert took, in moves.
+    pub longest_kick_path: u64,
+    /// Inserts refused with `InsertError::Full`.
+    pub failed_full: u64,
+    /// Inserts refused with `InsertError::TooManyCopies`.
+    pub failed_too_many_copies: u64,
+    /// Each sub-filter's own figures, oldest first, for a filter made of several; empty
+    /// for a single filter.
+    pub sub_filters: Vec<Stats>,
+}
+
+/// The expected false-positive rate of `len` fingerprints of `bits` bits in `buckets`
+/// buckets of `slots`: a negative key meets 2·`slots` slots, each occupied with
+/// probability α and then matching with probability 1/(2^f − 1).
+pub(crate) fn false_positive_bound(len: usize, capacity: usize, slots: usize, bits: u32) -> f64 {
+    let load = len as f64 / capacity as f64;
+    2.0 * slots as f64 * load / ((1u64 << bits) - 1) as f64
+}
+
+/// Shards of the event counters, each on its own 128-byte line (2 KiB in all): the
+/// events are rare (kicks, refusals), so a few shards keep writers on different stripes
+/// apart at a cost that stays small next to even a small table.
+const SHARDS: usize = 16;
+
+#[derive(Default)]
+struct Shard {
+    kicked: AtomicU64,
+    longest_path: AtomicU64,
+    full: AtomicU64,
+    too_many_copies: AtomicU64,
+}
+
+/// The event counters of one filter.
+pub(crate) struct Counters {
+    shards: Box<[CachePadded<Shard>]>,
+}
+
+/// What [`Counters`] add up to.
+pub(crate) struct Events {
+    pub(crate) kicked: u64,
+    pub(crate) longest_path: u64,
+    pub(crate) full: u64,
+    pub(crate) too_many_copies: u64,
+}
+
+impl Counters {
+    pub(crate) fn new(stripes: usize) -> Self {
+        Self {
+            shards: (0..stripes.min(SHARDS))
+                .map(|_| CachePadded::new(Shard::default()))
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn shard(&self, stripe: usize) -> &Shard {
+        // Stripes and shards are powers of two: a mask.
+        &self.shards[stripe & (self.shards.len() - 1)]
+    }
+
+    /// An insert near `stripe` succeeded after `moves` kick moves.
+    #[cold]
+    pub(crate) fn kicked(&self, stripe: usize, moves: usize) {
+        let shard = self.shard(stripe);
+        shard.kicked.fetch_add(1, Ordering::Relaxed);
+        shard
+            .longest_path
+            .fetch_max(moves as u64, Ordering::Relaxed);
+    }
+
+    /// An insert near `stripe` was refused as `Full`.
+    #[cold]
+    pub(crate) fn failed_full(&self, stripe: usize) {
+        self.shard(stripe).full.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An insert near `stripe` was refused as `TooManyCopies`.
+    #[cold]
+    pub(crate) fn failed_too_many_copies(&self, stripe: usize) {
+        self.shard(stripe)
+            .too_many_copies
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn sum(&self) -> Events {
+        let total = |field: fn(&Shard) -> &AtomicU64| -> u64 {
+            self.shards
+                .iter()
+                .map(|s| field(s).load(Ordering::Relaxed))
+                .sum()
+        };
+        Events {
+            kicked: total(|s| &s.kicked),
+            longest_path: self
+                .shards
+                .iter()
+                .map(|s| s.longest_path.load(Ordering::Relaxed))
+                .max()
+                .unwrap_or(0),
+            full: total(|s| &s.full),
+            too_many_copies: total(|s| &s.too_many_copies),
+        }
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        std::mem::size_of_val(&*self.shards)
+    }
+}
