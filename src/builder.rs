@@ -147,7 +147,7 @@ fn target_load(slots: usize) -> f64 {
 /// Buckets needed for `items` keys. Small tables vary more in how full they get before
 /// the first failure, so they get a few spare buckets on top of the target load
 /// (`tests/capacity.rs` checks the margin over hundreds of seeds).
-fn buckets_for_items(items: usize, slots: usize) -> usize {
+pub(crate) fn buckets_for_items(items: usize, slots: usize) -> usize {
     let slots_needed = (items as f64 / target_load(slots)).ceil() as usize;
     let spare = 2 + (items as f64).sqrt() as usize / 16;
     slots_needed.div_ceil(slots).saturating_add(spare)
@@ -155,10 +155,10 @@ fn buckets_for_items(items: usize, slots: usize) -> usize {
 
 /// The most stripes a filter takes (libcuckoo's bound): beyond it the arrays stop being
 /// cache resident and no machine has the writers to use them.
-const MAX_STRIPES: usize = 1 << 16;
+pub(crate) const MAX_STRIPES: usize = 1 << 16;
 
 /// One stripe per 256 buckets, between 16 and 1,024: enough that two writers rarely meet,
 /// few enough that the version array stays in L1 and costs < 0.2 bits per item.
-fn default_stripes(buckets: usize) -> usize {
+pub(crate) fn default_stripes(buckets: usize) -> usize {
     (buckets / 256).next_power_of_two().clamp(16, 1024)
 }

@@ -77,6 +77,8 @@ pub enum BuildError {
     InvalidStripes(usize),
     /// The allocator could not provide the table.
     OutOfMemory,
+    /// A growable filter's growth factor or sub-filter limit is 0.
+    InvalidGrowth,
 }
 
 impl fmt::Display for BuildError {
@@ -88,6 +90,9 @@ impl fmt::Display for BuildError {
                 write!(f, "stripe count {n} is not a power of two from 1 to 65,536")
             }
             Self::OutOfMemory => f.write_str("the table could not be allocated"),
+            Self::InvalidGrowth => {
+                f.write_str("the growth factor and the sub-filter limit must be at least 1")
+            }
         }
     }
 }

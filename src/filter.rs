@@ -409,28 +409,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        let len = self.len();
-        let memory_bytes = self.memory_usage();
-        let events = self.raw.counters.sum();
-        Stats {
-            len,
-            capacity: self.capacity(),
-            buckets: self.buckets(),
-            load_factor: len as f64 / self.capacity() as f64,
-            memory_bytes,
-            bits_per_item: (len > 0).then(|| 8.0 * memory_bytes as f64 / len as f64),
-            false_positive_bound: crate::stats::false_positive_bound(
-                len,
-                self.capacity(),
-                B,
-                F::BITS,
-            ),
-            kicked_inserts: events.kicked,
-            longest_kick_path: events.longest_path,
-            failed_full: events.full,
-            failed_too_many_copies: events.too_many_copies,
-            sub_filters: Vec::new(),
-        }
+        self.raw.stats(std::mem::size_of::<Self>())
     }
 
     /// Removes every fingerprint.

@@ -123,6 +123,7 @@ mod error;
 mod filter;
 mod fingerprint;
 mod format;
+mod growable;
 mod hash;
 mod index;
 mod kick;
@@ -137,6 +138,9 @@ pub use error::{BuildError, InsertError, InsertManyError};
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};
+pub use growable::{
+    DEFAULT_GROWTH, DEFAULT_MAX_SUB_FILTERS, GrowableBuilder, GrowableCuckooFilter,
+};
 pub use hash::{DefaultHashBuilder, StableHasher};
 pub use stats::Stats;
 

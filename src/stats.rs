@@ -7,7 +7,33 @@
 
 use crossbeam_utils::CachePadded;
 
+use crate::fingerprint::Fingerprint;
+use crate::raw::RawFilter;
 use crate::sync::{AtomicU64, Ordering};
+
+impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
+    /// This table's figures; `owner_bytes` is the size of the struct that holds it.
+    pub(crate) fn stats(&self, owner_bytes: usize) -> Stats {
+        let len = self.len();
+        let capacity = self.capacity();
+        let memory_bytes = owner_bytes + self.memory_usage();
+        let events = self.counters.sum();
+        Stats {
+            len,
+            capacity,
+            buckets: self.indexer.buckets(),
+            load_factor: len as f64 / capacity as f64,
+            memory_bytes,
+            bits_per_item: (len > 0).then(|| 8.0 * memory_bytes as f64 / len as f64),
+            false_positive_bound: false_positive_bound(len, capacity, B, F::BITS),
+            kicked_inserts: events.kicked,
+            longest_kick_path: events.longest_path,
+            failed_full: events.full,
+            failed_too_many_copies: events.too_many_copies,
+            sub_filters: Vec::new(),
+        }
+    }
+}
 
 /// A filter's figures at one moment (each read separately, so under concurrent writers
 /// they may come from slightly different instants).

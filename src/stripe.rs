@@ -142,20 +142,18 @@ impl Stripes {
     /// fingerprint exactly once. Plain inserts and removes go on (each changes one word
     /// with one store, which a copy sees entirely or not at all), and so do lookups.
     ///
-    /// Dekker's argument, with [`PairGuard::while_moving`]: the snapshot raises the
-    /// counter, then `fence(SeqCst)`, then reads every version; a move makes its versions
-    /// odd, then `fence(SeqCst)`, then reads the counter. The two fences are ordered one
-    /// way or the other, so either the move sees the counter (and backs off before
-    /// writing anything) or the snapshot sees the odd version (and waits for the even
-    /// one, whose `Release` store publishes the finished move to its `Acquire` load).
+    /// The counter is raised first; then each stripe's lock is taken and released in
+    /// turn, which blocks that stripe's writers for a moment only. A move holds its
+    /// stripes' locks from before it checks the counter until it is done, so for each
+    /// move either the snapshot took the move's lower stripe lock after the move released
+    /// it (the move is finished, and the lock hand-over makes its stores visible to the
+    /// copy), or the move took that lock after the snapshot released it (the lock
+    /// hand-over makes the raised counter visible to the move, which backs off). Movers
+    /// pay a plain load of the counter, no fence.
     pub(crate) fn pause_moves(&self) -> MovesPaused<'_> {
         self.snapshots.fetch_add(1, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        for version in self.versions.iter() {
-            let backoff = Backoff::new();
-            while version.load(Ordering::Acquire) & 1 == 1 {
-                backoff.snooze();
-            }
+        for stripe in self.writers.iter() {
+            drop(stripe.lock.lock());
         }
         MovesPaused(self)
     }
@@ -241,14 +239,19 @@ impl PairGuard<'_> {
         count.store(count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
     }
 
+    /// Whether a snapshot is copying the table, so that no kick move may run now (see
+    /// [`Stripes::pause_moves`]); a mover checks it holding its locks, and if so releases
+    /// them and waits.
+    #[inline]
+    pub(crate) fn moves_paused(&self) -> bool {
+        self.stripes.snapshots.load(Ordering::Relaxed) != 0
+    }
+
     /// Runs `rewrite` (a kick move's stores) between the seqlock's odd and even stamps of
     /// both locked stripes, so a reader that overlaps it retries instead of trusting a
-    /// copy that may show the fingerprint in neither bucket. False, with nothing
-    /// rewritten, if a snapshot is copying the table (see [`Stripes::pause_moves`]): the
-    /// caller releases its locks, waits for it, and tries again.
+    /// copy that may show the fingerprint in neither bucket.
     #[inline]
-    #[must_use]
-    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) -> bool {
+    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) {
         let versions = &self.stripes.versions;
         let stripes = if self.low == self.high {
             &[self.low][..]
@@ -260,18 +263,13 @@ impl PairGuard<'_> {
             versions[s].store(v.wrapping_add(1), Ordering::Relaxed);
         }
         // The odd stamps become visible before any rewritten word (pairs with the
-        // reader's fence in `validate`), and, SeqCst, are ordered with a snapshot's
-        // counter (see `Stripes::pause_moves`).
-        fence(Ordering::SeqCst);
-        let paused = self.stripes.snapshots.load(Ordering::Relaxed) != 0;
-        if !paused {
-            rewrite();
-        }
+        // reader's fence in `validate`).
+        fence(Ordering::Release);
+        rewrite();
         for &s in stripes {
             let v = versions[s].load(Ordering::Relaxed);
             // Release: a reader that sees the even stamp also sees the finished move.
             versions[s].store(v.wrapping_add(1), Ordering::Release);
         }
-        !paused
     }
 }
