@@ -125,17 +125,24 @@ MUTATIONS = {
     ),
     "h": (
         "snapshot::snapshot_during_kick_move",
-        "kick moves ignore a running snapshot (no gate)",
-        "src/kick.rs",
-        """            if !guard.moves_paused() {""",
-        """            if true {""",
-    ),
-    "h2": (
-        "snapshot::snapshot_during_kick_move",
         "a snapshot does not wait for the kick moves already under way",
         "src/stripe.rs",
         """            drop(stripe.lock.lock());""",
         """            let _ = stripe;""",
+    ),
+    "i": (
+        "growth::two_inserts_race_to_grow",
+        "an insert that lost the race to grow reports Full",
+        "src/growable.rs",
+        """            return Ok(()); // another insert grew the filter meanwhile""",
+        """            return Err(InsertError::Full);""",
+    ),
+    "i2": (
+        "growth::two_inserts_race_to_grow",
+        "lookups ask only the newest sub-filter",
+        "src/growable.rs",
+        """        self.subs().rev().any(|sub| sub.contains(hash))""",
+        """        self.subs().rev().take(1).any(|sub| sub.contains(hash))""",
     ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",

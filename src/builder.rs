@@ -32,6 +32,7 @@ pub struct Builder<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
     capacity: Option<usize>,
     buckets: Option<usize>,
     stripes: Option<usize>,
+    max_kicks: Option<usize>,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -43,6 +44,7 @@ impl Builder {
             capacity: None,
             buckets: None,
             stripes: None,
+            max_kicks: None,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -79,6 +81,15 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
         self
     }
 
+    /// Limits kick paths to `moves` moves: an insert whose two buckets are full fails
+    /// with `Full` when no path of at most that many moves frees a slot (0: at once, no
+    /// kicks). The default, and the most, is 5 with 4 slots and 3 with 8; fewer bound an
+    /// insert's worst case at the price of a lower load at the first failure.
+    pub fn max_kicks(mut self, moves: usize) -> Self {
+        self.max_kicks = Some(moves);
+        self
+    }
+
     /// Uses `hasher` to hash keys. It must be deterministic for the filter's lifetime;
     /// for a filter that outlives the process it must be stable too.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<F, B, T> {
@@ -101,6 +112,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
             capacity: self.capacity,
             buckets: self.buckets,
             stripes: self.stripes,
+            max_kicks: self.max_kicks,
             hasher: hasher(self.hasher),
             _fingerprint: PhantomData,
         }
@@ -131,7 +143,10 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
             Some(n) => return Err(BuildError::InvalidStripes(n)),
             None => default_stripes(buckets),
         };
-        let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
+        let mut raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
+        if let Some(moves) = self.max_kicks {
+            raw.limit_kicks(moves);
+        }
         Ok(CuckooFilter::from_parts(raw, self.hasher))
     }
 }

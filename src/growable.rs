@@ -77,6 +77,8 @@ pub struct GrowableCuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuil
     /// Inserts refused (after growth was no longer possible), by kind.
     refused_full: AtomicU64,
     growth: usize,
+    /// Kick path limit of every sub-filter (see [`GrowableBuilder::max_kicks`]).
+    max_kicks: usize,
     hasher: S,
 }
 
@@ -230,9 +232,10 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
         if buckets as u64 > MAX_BUCKETS {
             return refuse();
         }
-        let Ok(next) = RawFilter::new(buckets, default_stripes(buckets)) else {
+        let Ok(mut next) = RawFilter::new(buckets, default_stripes(buckets)) else {
             return refuse();
         };
+        next.limit_kicks(self.max_kicks);
         if self.subs[published].set(next).is_err() {
             return refuse(); // unreachable: only the holder of `growing` sets slots
         }
@@ -470,6 +473,7 @@ pub struct GrowableBuilder<F = u16, const B: usize = 4, S = DefaultHashBuilder> 
     capacity: Option<usize>,
     growth: usize,
     max_sub_filters: usize,
+    max_kicks: usize,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -482,6 +486,7 @@ impl GrowableBuilder {
             capacity: None,
             growth: DEFAULT_GROWTH,
             max_sub_filters: DEFAULT_MAX_SUB_FILTERS,
+            max_kicks: usize::MAX,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -515,6 +520,14 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         self
     }
 
+    /// Limits every sub-filter's kick paths to `moves` moves (see
+    /// [`Builder::max_kicks`](crate::Builder::max_kicks)): fewer moves make a sub-filter
+    /// report `Full`, and so the filter grow, at a lower load.
+    pub fn max_kicks(mut self, moves: usize) -> Self {
+        self.max_kicks = moves;
+        self
+    }
+
     /// Uses `hasher` to hash keys (see [`Builder::hasher`](crate::Builder::hasher)).
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> GrowableBuilder<F, B, T> {
         self.retype(|_| hasher)
@@ -535,6 +548,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
             capacity: self.capacity,
             growth: self.growth,
             max_sub_filters: self.max_sub_filters,
+            max_kicks: self.max_kicks,
             hasher: hasher(self.hasher),
             _fingerprint: PhantomData,
         }
@@ -556,8 +570,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         if buckets as u64 > MAX_BUCKETS {
             return Err(BuildError::TooLarge);
         }
-        let first = RawFilter::new(buckets, default_stripes(buckets).min(MAX_STRIPES))
+        let mut first = RawFilter::new(buckets, default_stripes(buckets).min(MAX_STRIPES))
             .map_err(|_| BuildError::OutOfMemory)?;
+        first.limit_kicks(self.max_kicks);
         let subs: Box<[OnceLock<RawFilter<F, B>>]> =
             (0..self.max_sub_filters).map(|_| OnceLock::new()).collect();
         if subs[0].set(first).is_err() {
@@ -572,6 +587,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
                 .collect(),
             refused_full: AtomicU64::new(0),
             growth: self.growth,
+            max_kicks: self.max_kicks,
             hasher: self.hasher,
         })
     }

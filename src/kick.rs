@@ -134,7 +134,8 @@ const fn max_nodes(slots: usize) -> usize {
 }
 
 impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
-    const MAX_PATH_BUCKETS: usize = max_path_buckets(B);
+    /// The most moves a kick path may take with `B` slots per bucket (the default).
+    pub(crate) const MAX_KICK_MOVES: usize = max_path_buckets(B) - 1;
 
     /// The slow path of an insert whose two buckets were full; counts what it did.
     #[cold]
@@ -211,9 +212,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
                 return Some(PathEnd { leaf: root, empty });
             }
         }
+
         let mut next = 0;
         while let Some(&node) = nodes.get(next) {
-            if usize::from(node.depth) == Self::MAX_PATH_BUCKETS {
+            if usize::from(node.depth) == self.path_buckets {
                 break; // the deepest level: checked when pushed, and not expanded
             }
             let first_child = nodes.len();

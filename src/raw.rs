@@ -21,6 +21,8 @@ pub(crate) struct RawFilter<F, const B: usize> {
     pub(crate) stripes: Stripes,
     pub(crate) indexer: Indexer,
     pub(crate) counters: Counters,
+    /// Buckets a kick path may span, the key's own included: 1 + the most moves.
+    pub(crate) path_buckets: usize,
 }
 
 /// What an insert under the pair lock managed to do.
@@ -59,6 +61,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             table: Table::with_words(buckets, words)?,
             stripes: Stripes::new(stripes),
             counters: Counters::new(stripes),
+            path_buckets: Self::MAX_KICK_MOVES + 1,
             indexer: Indexer::new(buckets),
         })
     }
@@ -349,6 +352,12 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     pub(crate) fn len(&self) -> usize {
         self.stripes.total_count()
+    }
+
+    /// Kick paths of at most `moves` moves (0: an insert whose two buckets are full fails
+    /// at once); more than the default maximum is the default maximum.
+    pub(crate) fn limit_kicks(&mut self, moves: usize) {
+        self.path_buckets = moves.min(Self::MAX_KICK_MOVES) + 1;
     }
 
     pub(crate) fn capacity(&self) -> usize {

@@ -91,3 +91,33 @@ fn debug_prints_the_same_figures() {
         assert!(text.contains(field), "{field} missing from {text}");
     }
 }
+
+/// `max_kicks` bounds the kick paths (what Redis calls MAXITERATIONS): the longest path
+/// stays within it, and fewer moves mean an earlier first failure.
+#[test]
+fn max_kicks_bounds_the_paths_and_the_load() {
+    let load_at_first_failure = |moves: usize| {
+        let filter = CuckooFilter::builder()
+            .buckets(4_096)
+            .max_kicks(moves)
+            .build()
+            .unwrap();
+        let mut key = 0u64;
+        while filter.insert(&key).is_ok() {
+            key += 1;
+        }
+        let stats = filter.stats();
+        assert!(
+            stats.longest_kick_path <= moves as u64,
+            "{moves}: {stats:?}"
+        );
+        stats.load_factor
+    };
+    let (none, one, default) = (
+        load_at_first_failure(0),
+        load_at_first_failure(1),
+        load_at_first_failure(usize::MAX),
+    );
+    assert!(none < one && one < default, "{none} {one} {default}");
+    assert!(default > 0.95, "{default}");
+}

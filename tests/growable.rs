@@ -1,0 +1,254 @@
+//! The growable filter: it grows instead of refusing, loses nothing while it grows, and
+//! keeps `insert_unique` atomic across its sub-filters.
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use concurrent_cuckoo_filter::{BuildError, GrowableCuckooFilter, InsertError};
+
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn growable_filter_is_send_and_sync() {
+    assert_send_sync::<GrowableCuckooFilter>();
+}
+
+/// From a first capacity of 1,000 to 10 M keys: two writers insert while two readers
+/// look up keys the writers have acknowledged. No reader ever misses one, and every
+/// sub-filter that filled up did so at 95% load or more.
+#[test]
+fn grows_from_a_thousand_to_ten_million_keys_under_readers() {
+    const PER_WRITER: u64 = 5_000_000;
+    let filter = GrowableCuckooFilter::with_capacity(1_000);
+    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
+    let key = |writer: u64, seq: u64| (writer << 40) | seq;
+    let start = Barrier::new(4);
+    std::thread::scope(|s| {
+        for writer in 0..2u64 {
+            let (filter, start, done) = (&filter, &start, &acknowledged[writer as usize]);
+            s.spawn(move || {
+                start.wait();
+                for seq in 0..PER_WRITER {
+                    filter
+                        .insert(&key(writer, seq))
+                        .expect("a growable filter refused");
+                    done.store(seq + 1, Ordering::Release);
+                }
+            });
+        }
+        for reader in 0..2u64 {
+            let (filter, start, acknowledged) = (&filter, &start, &acknowledged);
+            s.spawn(move || {
+                start.wait();
+                let mut rng = fastrand::Rng::with_seed(reader);
+                let mut checked = 0u64;
+                loop {
+                    let done: Vec<u64> = acknowledged
+                        .iter()
+                        .map(|n| n.load(Ordering::Acquire))
+                        .collect();
+                    for (writer, &upto) in done.iter().enumerate() {
+                        for _ in 0..64 {
+                            if upto == 0 {
+                                break;
+                            }
+                            let seq = rng.u64(..upto);
+                            assert!(
+                                filter.contains(&key(writer as u64, seq)),
+                                "acknowledged key {seq} of writer {writer} missed"
+                            );
+                            checked += 1;
+                        }
+                    }
+                    if done.iter().all(|&n| n == PER_WRITER) {
+                        break;
+                    }
+                }
+                assert!(checked > 1_000, "readers checked too little: {checked}");
+            });
+        }
+    });
+    assert_eq!(filter.len(), 2 * PER_WRITER as usize);
+    for writer in 0..2 {
+        assert!((0..PER_WRITER).all(|seq| filter.contains(&key(writer, seq))));
+    }
+    let stats = filter.stats();
+    assert_eq!(stats.sub_filters.len(), filter.sub_filters());
+    assert!(
+        filter.sub_filters() >= 13,
+        "{} sub-filters",
+        filter.sub_filters()
+    );
+    let (newest, full) = stats.sub_filters.split_last().unwrap();
+    for (k, sub) in full.iter().enumerate() {
+        assert!(
+            sub.load_factor >= 0.95,
+            "sub-filter {k} grew at {:.4}",
+            sub.load_factor
+        );
+    }
+    assert!(newest.len > 0);
+    assert_eq!(stats.failed_full, 0);
+}
+
+/// Four threads `insert_unique` the same keys into a small filter that must grow several
+/// times meanwhile: each key is stored exactly once, and exactly one thread was told it
+/// inserted it. 32-bit fingerprints, so that no two keys share one.
+#[test]
+fn insert_unique_inserts_each_key_once_across_growth() {
+    const KEYS: u64 = 20_000;
+    let filter = GrowableCuckooFilter::builder()
+        .fingerprint::<u32>()
+        .capacity(500)
+        .build()
+        .unwrap();
+    let winners: Vec<AtomicU64> = (0..KEYS).map(|_| AtomicU64::new(0)).collect();
+    let start = Barrier::new(4);
+    std::thread::scope(|s| {
+        for thread in 0..4u64 {
+            let (filter, winners, start) = (&filter, &winners, &start);
+            s.spawn(move || {
+                start.wait();
+                // Each thread walks the keys from another starting point.
+                for i in 0..KEYS {
+                    let key = (i + thread * KEYS / 4) % KEYS;
+                    if filter.insert_unique(&key).unwrap() {
+                        winners[key as usize].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert!(
+        filter.sub_filters() > 3,
+        "{} sub-filters",
+        filter.sub_filters()
+    );
+    for key in 0..KEYS {
+        assert_eq!(filter.count(&key), 1, "key {key} stored more than once");
+        assert_eq!(
+            winners[key as usize].load(Ordering::Relaxed),
+            1,
+            "key {key}"
+        );
+    }
+    assert_eq!(filter.len(), KEYS as usize);
+}
+
+#[test]
+fn past_the_sub_filter_limit_inserts_fail_and_change_nothing() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(100)
+        .max_sub_filters(3)
+        .build()
+        .unwrap();
+    let mut inserted = Vec::new();
+    let mut key = 0u64;
+    let error = loop {
+        match filter.insert(&key) {
+            Ok(()) => inserted.push(key),
+            Err(error) => break error,
+        }
+        key += 1;
+    };
+    assert_eq!(error, InsertError::Full);
+    assert_eq!(filter.sub_filters(), 3);
+    let (len, capacity) = (filter.len(), filter.capacity());
+    for other in key..key + 100 {
+        let _ = filter.insert(&other);
+    }
+    // Some later keys may still fit (a refusal is about one key's buckets); none is lost.
+    assert!(filter.len() >= len && filter.capacity() == capacity);
+    assert!(inserted.iter().all(|k| filter.contains(k)));
+    assert_eq!(
+        filter.stats().failed_full as usize,
+        1 + (key..key + 100).filter(|k| !filter.contains(k)).count()
+    );
+}
+
+#[test]
+fn count_and_remove_span_sub_filters_newest_first() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(50)
+        .build()
+        .unwrap();
+    filter.insert("twice").unwrap();
+    let mut filler = 0u64;
+    while filter.sub_filters() == 1 {
+        filter.insert(&filler).unwrap();
+        filler += 1;
+    }
+    filter.insert("twice").unwrap();
+    assert_eq!(filter.count("twice"), 2);
+    let stats = filter.stats();
+    assert!(stats.sub_filters.iter().all(|s| s.len > 0));
+    assert!(filter.remove("twice"));
+    assert_eq!(filter.count("twice"), 1);
+    // The copy left is the older one: the newest sub-filter gave its copy up first.
+    assert_eq!(
+        filter.stats().sub_filters[1].len,
+        stats.sub_filters[1].len - 1
+    );
+    assert!(filter.contains("twice"));
+    assert!(filter.remove("twice"));
+    assert!(!filter.remove("twice"));
+}
+
+#[test]
+fn measured_false_positives_stay_within_the_compound_bound() {
+    let filter = GrowableCuckooFilter::with_capacity(20_000);
+    filter.insert_many(0..300_000u64).unwrap();
+    assert!(filter.sub_filters() >= 4);
+    let bound = filter.false_positive_bound();
+    let summed: f64 = filter
+        .stats()
+        .sub_filters
+        .iter()
+        .map(|s| s.false_positive_bound)
+        .sum();
+    assert!((bound - summed).abs() < 1e-12);
+    let negatives = 2_000_000u64;
+    let hits = filter
+        .contains_many(1_000_000_000..1_000_000_000 + negatives)
+        .filter(|&hit| hit)
+        .count();
+    let rate = hits as f64 / negatives as f64;
+    // 2 M samples at about 4e-4: a standard deviation near 3.5%; allow 15% over.
+    assert!(
+        rate <= 1.15 * bound,
+        "rate {rate:.3e} over bound {bound:.3e}"
+    );
+    assert!(
+        rate >= 0.5 * bound,
+        "rate {rate:.3e} far under bound {bound:.3e}"
+    );
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    let missing = GrowableCuckooFilter::builder().build();
+    assert!(matches!(missing, Err(BuildError::MissingSize)));
+    let no_growth = GrowableCuckooFilter::builder()
+        .capacity(10)
+        .growth(0)
+        .build();
+    assert!(matches!(no_growth, Err(BuildError::InvalidGrowth)));
+    let no_subs = GrowableCuckooFilter::builder()
+        .capacity(10)
+        .max_sub_filters(0)
+        .build();
+    assert!(matches!(no_subs, Err(BuildError::InvalidGrowth)));
+}
+
+#[test]
+fn clear_empties_every_sub_filter_and_keeps_them() {
+    let filter = GrowableCuckooFilter::with_capacity(100);
+    filter.insert_many(0..1_000u64).unwrap();
+    let (subs, capacity) = (filter.sub_filters(), filter.capacity());
+    filter.clear();
+    assert!(filter.is_empty());
+    assert_eq!((filter.sub_filters(), filter.capacity()), (subs, capacity));
+    assert!(!filter.contains(&5u64));
+    filter.insert(&5u64).unwrap();
+    assert!(filter.contains(&5u64));
+}
