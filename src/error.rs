@@ -77,7 +77,8 @@ pub enum BuildError {
     InvalidStripes(usize),
     /// The allocator could not provide the table.
     OutOfMemory,
-    /// A growable filter's growth factor or sub-filter limit is 0.
+    /// A growable filter's growth factor is 0, or its sub-filter limit is not from 1 to
+    /// `MAX_SUB_FILTERS_LIMIT`.
     InvalidGrowth,
 }
 
@@ -91,7 +92,7 @@ impl fmt::Display for BuildError {
             }
             Self::OutOfMemory => f.write_str("the table could not be allocated"),
             Self::InvalidGrowth => {
-                f.write_str("the growth factor and the sub-filter limit must be at least 1")
+                f.write_str("the growth factor must be at least 1, the sub-filter limit 1 to 1,024")
             }
         }
     }

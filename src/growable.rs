@@ -36,9 +36,19 @@ pub const DEFAULT_GROWTH: usize = 2;
 /// small.
 pub const DEFAULT_MAX_SUB_FILTERS: usize = 32;
 
+/// The highest sub-filter limit a filter accepts: past it, the slots kept for sub-filters
+/// not yet added would cost more than small filters themselves.
+pub const MAX_SUB_FILTERS_LIMIT: usize = 1024;
+
 /// Locks that only `insert_unique` takes, picked by key hash, so that two of them on one
 /// key run one after the other across all sub-filters.
 const UNIQUE_LOCKS: usize = 64;
+
+fn unique_locks() -> Box<[CachePadded<Lock>]> {
+    (0..UNIQUE_LOCKS)
+        .map(|_| CachePadded::new(Lock::default()))
+        .collect()
+}
 
 /// A concurrent cuckoo filter that adds a larger sub-filter when it fills up, instead of
 /// refusing inserts (like RedisBloom's `EXPANSION`).
@@ -423,6 +433,38 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
         &self.hasher
     }
 
+    /// The kick path limit of every sub-filter, in moves (`usize::MAX`: the default).
+    pub(crate) fn max_kicks(&self) -> usize {
+        self.max_kicks
+    }
+
+    /// A filter of these decoded sub-filters (at least one, at most `max_sub_filters`).
+    pub(crate) fn from_parts(
+        subs: Vec<RawFilter<F, B>>,
+        growth: usize,
+        max_sub_filters: usize,
+        max_kicks: usize,
+        hasher: S,
+    ) -> Self {
+        let published = subs.len();
+        let slots: Box<[OnceLock<RawFilter<F, B>>]> = subs
+            .into_iter()
+            .map(OnceLock::from)
+            .chain(std::iter::repeat_with(OnceLock::new))
+            .take(max_sub_filters.max(published))
+            .collect();
+        Self {
+            subs: slots,
+            published: AtomicUsize::new(published),
+            growing: Lock::default(),
+            unique_locks: unique_locks(),
+            refused_full: AtomicU64::new(0),
+            growth,
+            max_kicks,
+            hasher,
+        }
+    }
+
     /// Removes every fingerprint from every sub-filter; the sub-filters stay (and keep
     /// their memory), so the filter does not grow again until they are full.
     ///
@@ -513,7 +555,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         self
     }
 
-    /// The most sub-filters, the first included (at least 1; default
+    /// The most sub-filters, the first included (1 to [`MAX_SUB_FILTERS_LIMIT`]; default
     /// [`DEFAULT_MAX_SUB_FILTERS`]); past them `insert` fails with `Full`.
     pub fn max_sub_filters(mut self, max: usize) -> Self {
         self.max_sub_filters = max;
@@ -559,11 +601,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
     /// # Errors
     ///
     /// [`BuildError::MissingSize`] without a capacity, [`BuildError::InvalidGrowth`] for
-    /// a growth factor or sub-filter limit of 0, and as
+    /// a growth factor of 0 or a sub-filter limit outside 1 to
+    /// [`MAX_SUB_FILTERS_LIMIT`], and as
     /// [`Builder::build`](crate::Builder::build) for the first sub-filter.
     pub fn build(self) -> Result<GrowableCuckooFilter<F, B, S>, BuildError> {
         let items = self.capacity.ok_or(BuildError::MissingSize)?;
-        if self.growth == 0 || self.max_sub_filters == 0 {
+        if self.growth == 0 || !(1..=MAX_SUB_FILTERS_LIMIT).contains(&self.max_sub_filters) {
             return Err(BuildError::InvalidGrowth);
         }
         let buckets = buckets_for_items(items, B).max(2).next_multiple_of(2);
@@ -582,9 +625,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
             subs,
             published: AtomicUsize::new(1),
             growing: Lock::default(),
-            unique_locks: (0..UNIQUE_LOCKS)
-                .map(|_| CachePadded::new(Lock::default()))
-                .collect(),
+            unique_locks: unique_locks(),
             refused_full: AtomicU64::new(0),
             growth: self.growth,
             max_kicks: self.max_kicks,

@@ -140,6 +140,7 @@ pub use fingerprint::Fingerprint;
 pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};
 pub use growable::{
     DEFAULT_GROWTH, DEFAULT_MAX_SUB_FILTERS, GrowableBuilder, GrowableCuckooFilter,
+    MAX_SUB_FILTERS_LIMIT,
 };
 pub use hash::{DefaultHashBuilder, StableHasher};
 pub use stats::Stats;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
     ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView, Fingerprint,
-    MIN_CHUNK_BYTES,
+    GrowableCuckooFilter, MIN_CHUNK_BYTES,
 };
 
 /// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
@@ -289,7 +289,7 @@ fn a_header_claiming_a_huge_table_fails_before_allocating_it() {
 /// Decodes a million generated and mutated inputs (`CUCKOO_FUZZ_CASES` sets how many;
 /// CI runs the default): each must decode or fail with a typed error, never panic, and
 /// whatever decodes must be a working filter. Inputs are valid encodings of small
-/// filters of every geometry, then truncated, extended, bit-flipped, byte-overwritten
+/// filters of every geometry and of small growable filters, then truncated, extended, bit-flipped, byte-overwritten
 /// or spliced, about half of them resealed with a correct checksum so that the checks
 /// after it are reached too.
 #[test]
@@ -311,6 +311,11 @@ fn generated_and_mutated_inputs_never_panic() {
                 _ => encode_filled::<u32, 8>(buckets, i),
             }
         })
+        .chain((0..2).map(|i| {
+            let growable = GrowableCuckooFilter::builder().capacity(8).build().unwrap();
+            growable.insert_many(0..40 * (i + 1)).unwrap();
+            growable.to_bytes()
+        }))
         .collect();
     let (mut decoded, mut rejected) = (0usize, 0usize);
     for _ in 0..cases {
@@ -338,6 +343,10 @@ fn generated_and_mutated_inputs_never_panic() {
         }
         if rng.bool() && input.len() >= 4 {
             input = resealed(input, |_| {});
+        }
+        if let Ok(growable) = GrowableCuckooFilter::<u16, 4>::from_bytes(&input) {
+            let _ = growable.insert(&1u64);
+            assert!(growable.len() <= growable.capacity());
         }
         match any_geometry_decodes(&input) {
             true => decoded += 1,

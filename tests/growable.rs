@@ -4,7 +4,9 @@
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use concurrent_cuckoo_filter::{BuildError, GrowableCuckooFilter, InsertError};
+use concurrent_cuckoo_filter::{
+    BuildError, ChunkLoader, DecodeError, GrowableCuckooFilter, InsertError,
+};
 
 fn assert_send_sync<T: Send + Sync>() {}
 
@@ -251,4 +253,131 @@ fn clear_empties_every_sub_filter_and_keeps_them() {
     assert!(!filter.contains(&5u64));
     filter.insert(&5u64).unwrap();
     assert!(filter.contains(&5u64));
+}
+
+fn grown(keys: u64) -> GrowableCuckooFilter {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(100)
+        .growth(3)
+        .max_sub_filters(9)
+        .build()
+        .unwrap();
+    filter.insert_many(0..keys).unwrap();
+    filter
+}
+
+#[test]
+fn a_grown_filter_round_trips_and_keeps_growing() {
+    let filter = grown(20_000);
+    let bytes = filter.to_bytes();
+    let mut streamed = Vec::new();
+    filter.write_to(&mut streamed).unwrap();
+    streamed.extend_from_slice(b"trailing");
+    let mut reader = streamed.as_slice();
+    let copy: GrowableCuckooFilter = GrowableCuckooFilter::read_from(&mut reader).unwrap();
+    assert_eq!(reader, b"trailing");
+    let same: GrowableCuckooFilter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    for restored in [&copy, &same] {
+        assert_eq!(restored.sub_filters(), filter.sub_filters());
+        assert_eq!((restored.growth(), restored.max_sub_filters()), (3, 9));
+        assert_eq!(restored.len(), filter.len());
+        assert_eq!(restored.capacity(), filter.capacity());
+        assert!(restored.contains_many(0..20_000u64).all(|hit| hit));
+        let negatives = 1_000_000..1_100_000u64;
+        assert!(
+            restored
+                .contains_many(negatives.clone())
+                .eq(filter.contains_many(negatives))
+        );
+    }
+    let subs = copy.sub_filters();
+    copy.insert_many(20_000..200_000u64).unwrap();
+    assert!(
+        copy.sub_filters() > subs,
+        "the restored filter did not grow"
+    );
+}
+
+#[test]
+fn growable_encodings_are_checked_like_single_ones() {
+    let bytes = grown(300).to_bytes();
+    for len in 0..bytes.len() {
+        assert!(
+            GrowableCuckooFilter::<u16, 4>::from_bytes(&bytes[..len]).is_err(),
+            "{len}"
+        );
+    }
+    for bit in 0..bytes.len() * 8 {
+        let mut flipped = bytes.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        assert!(
+            GrowableCuckooFilter::<u16, 4>::from_bytes(&flipped).is_err(),
+            "bit {bit}"
+        );
+    }
+    // A single filter's encoding is not a growable one, and the reverse.
+    let single = concurrent_cuckoo_filter::CuckooFilter::with_capacity(10).to_bytes();
+    let as_growable = GrowableCuckooFilter::<u16, 4>::from_bytes(&single);
+    assert!(matches!(as_growable, Err(DecodeError::UnsupportedKind(1))));
+    let as_single = concurrent_cuckoo_filter::CuckooFilter::<u16, 4>::from_bytes(&bytes);
+    assert!(matches!(as_single, Err(DecodeError::UnsupportedKind(2))));
+}
+
+#[test]
+fn a_grown_filter_travels_in_chunks() {
+    let filter = grown(5_000);
+    let mut loader = ChunkLoader::new();
+    for chunk in filter.dump_chunks(1_000) {
+        loader.push(&chunk).unwrap();
+    }
+    let copy = GrowableCuckooFilter::<u16, 4>::from_bytes(&loader.into_bytes().unwrap()).unwrap();
+    assert_eq!(copy.sub_filters(), filter.sub_filters());
+    assert!(copy.contains_many(0..5_000u64).all(|hit| hit));
+}
+
+/// Snapshots taken while two writers insert (and the filter grows): each holds every
+/// key acknowledged before it began. 32-bit fingerprints: no two keys share one.
+#[test]
+fn snapshots_while_growing_hold_every_acknowledged_key() {
+    const PER_WRITER: u64 = 300_000;
+    let filter = GrowableCuckooFilter::builder()
+        .fingerprint::<u32>()
+        .capacity(1_000)
+        .build()
+        .unwrap();
+    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
+    let key = |writer: u64, seq: u64| (writer << 40) | seq;
+    std::thread::scope(|s| {
+        for writer in 0..2u64 {
+            let (filter, done) = (&filter, &acknowledged[writer as usize]);
+            s.spawn(move || {
+                for seq in 0..PER_WRITER {
+                    filter.insert(&key(writer, seq)).unwrap();
+                    done.store(seq + 1, Ordering::Release);
+                }
+            });
+        }
+        let mut snapshots = 0;
+        while acknowledged
+            .iter()
+            .any(|n| n.load(Ordering::Acquire) < PER_WRITER)
+        {
+            let before: Vec<u64> = acknowledged
+                .iter()
+                .map(|n| n.load(Ordering::Acquire))
+                .collect();
+            let copy = GrowableCuckooFilter::<u32, 4>::from_bytes(&filter.to_bytes()).unwrap();
+            for (writer, &upto) in before.iter().enumerate() {
+                for seq in 0..upto {
+                    assert_eq!(
+                        copy.count(&key(writer as u64, seq)),
+                        1,
+                        "snapshot {snapshots}"
+                    );
+                }
+            }
+            snapshots += 1;
+        }
+        assert!(snapshots >= 2, "{snapshots} snapshots");
+    });
 }

@@ -60,7 +60,7 @@ pub(crate) fn check_count(bytes: &[u8], counted: u64) -> Result<(), DecodeError>
 }
 
 /// The checked header and table of an encoding that must be exactly `bytes`.
-fn decode_raw<F: Fingerprint, const B: usize>(
+pub(crate) fn decode_raw<F: Fingerprint, const B: usize>(
     bytes: &[u8],
 ) -> Result<(Header, RawFilter<F, B>), DecodeError> {
     let header = checked::<F, B>(bytes)?;
@@ -86,10 +86,18 @@ fn decode_raw<F: Fingerprint, const B: usize>(
 /// announces (never more, so the stream may go on with other data), in a buffer that
 /// grows only as they arrive: a header that claims a huge table in a short stream fails
 /// as `Truncated` having allocated little.
-fn read_encoding(mut reader: impl Read) -> Result<Vec<u8>, DecodeError> {
+fn read_encoding(reader: impl Read) -> Result<Vec<u8>, DecodeError> {
+    read_encoding_of(reader, |header| Ok(Header::parse(header)?.encoded_len()))
+}
+
+/// [`read_encoding`] for any kind, whose header (checked by `total`) gives its length.
+pub(crate) fn read_encoding_of(
+    mut reader: impl Read,
+    total: impl FnOnce(&[u8]) -> Result<u64, DecodeError>,
+) -> Result<Vec<u8>, DecodeError> {
     let mut header = [0u8; HEADER_LEN];
     reader.read_exact(&mut header)?;
-    let total = Header::parse(&header)?.encoded_len();
+    let total = total(&header)?;
     let mut bytes = Vec::with_capacity(HEADER_LEN + total.min(FIRST_READ) as usize);
     bytes.extend_from_slice(&header);
     let rest = total - HEADER_LEN as u64;

@@ -11,6 +11,89 @@ use crate::hash::DefaultHashBuilder;
 /// Kind byte of a single [`CuckooFilter`](crate::CuckooFilter).
 pub(crate) const KIND_FILTER: u8 = 1;
 
+/// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+pub(crate) const KIND_GROWABLE: u8 = 2;
+
+pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+/// The first 24 bytes, which every kind of encoding shares: magic, version, kind,
+/// geometry, hasher; checked.
+pub(crate) struct Common<'a> {
+    pub(crate) bytes: &'a [u8; HEADER_LEN],
+    pub(crate) fingerprint_bits: u8,
+    pub(crate) slots: u8,
+    pub(crate) hasher: HasherId,
+}
+
+impl<'a> Common<'a> {
+    /// The shared fields of a header of kind `kind`.
+    pub(crate) fn parse(bytes: &'a [u8], kind: u8) -> Result<Self, DecodeError> {
+        let prefix = bytes.len().min(MAGIC.len());
+        if bytes[..prefix] != MAGIC[..prefix] {
+            return Err(DecodeError::BadMagic);
+        }
+        let Some(bytes) = bytes.first_chunk::<HEADER_LEN>() else {
+            return Err(DecodeError::Truncated);
+        };
+        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        if version != VERSION {
+            return Err(DecodeError::UnsupportedVersion(version));
+        }
+        if bytes[10] != kind {
+            return Err(DecodeError::UnsupportedKind(bytes[10]));
+        }
+        let (fingerprint_bits, slots) = (bytes[11], bytes[12]);
+        if !matches!(fingerprint_bits, 8 | 16 | 32) || !matches!(slots, 4 | 8) {
+            return Err(DecodeError::UnsupportedGeometry {
+                fingerprint_bits,
+                slots,
+            });
+        }
+        let seed = u64_at(bytes, 16);
+        let hasher = match bytes[13] {
+            0 => HasherId::Default(seed),
+            1 if seed == 0 => HasherId::Custom,
+            _ => return Err(DecodeError::InvalidHeader("hasher")),
+        };
+        if bytes[14..16] != [0, 0] {
+            return Err(DecodeError::InvalidHeader("reserved"));
+        }
+        Ok(Self {
+            bytes,
+            fingerprint_bits,
+            slots,
+            hasher,
+        })
+    }
+
+    /// The shared fields of a new header.
+    pub(crate) fn write(
+        out: &mut [u8; HEADER_LEN],
+        kind: u8,
+        bits: u8,
+        slots: u8,
+        hasher: HasherId,
+    ) {
+        out[0..8].copy_from_slice(&MAGIC);
+        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        out[10] = kind;
+        out[11] = bits;
+        out[12] = slots;
+        let (hasher, seed) = match hasher {
+            HasherId::Default(seed) => (0, seed),
+            HasherId::Custom => (1, 0),
+        };
+        out[13] = hasher;
+        out[16..24].copy_from_slice(&seed.to_le_bytes());
+    }
+}
+
 /// Which hasher a filter was written with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HasherId {
@@ -78,75 +161,43 @@ impl Header {
 
     pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
-        out[0..8].copy_from_slice(&MAGIC);
-        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        out[10] = KIND_FILTER;
-        out[11] = self.fingerprint_bits;
-        out[12] = self.slots;
-        let (hasher, seed) = match self.hasher {
-            HasherId::Default(seed) => (0, seed),
-            HasherId::Custom => (1, 0),
-        };
-        out[13] = hasher;
-        out[16..24].copy_from_slice(&seed.to_le_bytes());
+        Common::write(
+            &mut out,
+            KIND_FILTER,
+            self.fingerprint_bits,
+            self.slots,
+            self.hasher,
+        );
         out[24..32].copy_from_slice(&self.buckets.to_le_bytes());
         out[32..36].copy_from_slice(&self.stripes.to_le_bytes());
         out[40..48].copy_from_slice(&self.words.to_le_bytes());
         out
     }
 
-    /// Reads and checks a header; the first field that is wrong decides the error.
+    /// Reads and checks a filter's header; the first field that is wrong decides the
+    /// error.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let prefix = bytes.len().min(MAGIC.len());
-        if bytes[..prefix] != MAGIC[..prefix] {
-            return Err(DecodeError::BadMagic);
-        }
-        let Some(bytes) = bytes.first_chunk::<HEADER_LEN>() else {
-            return Err(DecodeError::Truncated);
-        };
-        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-
-        let version = u16_at(8);
-        if version != VERSION {
-            return Err(DecodeError::UnsupportedVersion(version));
-        }
-        if bytes[10] != KIND_FILTER {
-            return Err(DecodeError::UnsupportedKind(bytes[10]));
-        }
-        let (fingerprint_bits, slots) = (bytes[11], bytes[12]);
-        if !matches!(fingerprint_bits, 8 | 16 | 32) || !matches!(slots, 4 | 8) {
-            return Err(DecodeError::UnsupportedGeometry {
-                fingerprint_bits,
-                slots,
-            });
-        }
-        let seed = u64_at(16);
-        let hasher = match bytes[13] {
-            0 => HasherId::Default(seed),
-            1 if seed == 0 => HasherId::Custom,
-            _ => return Err(DecodeError::InvalidHeader("hasher")),
-        };
-        if u16_at(14) != 0 || u32_at(36) != 0 {
+        let common = Common::parse(bytes, KIND_FILTER)?;
+        let bytes = common.bytes;
+        if u32_at(bytes, 36) != 0 {
             return Err(DecodeError::InvalidHeader("reserved"));
         }
-        let buckets = u64_at(24);
-        if buckets < 2 || buckets % 2 != 0 || buckets > crate::index::MAX_BUCKETS {
+        let buckets = u64_at(bytes, 24);
+        if buckets < 2 || !buckets.is_multiple_of(2) || buckets > crate::index::MAX_BUCKETS {
             return Err(DecodeError::InvalidHeader("buckets"));
         }
-        let stripes = u32_at(32);
+        let stripes = u32_at(bytes, 32);
         if !stripes.is_power_of_two() || stripes > 1 << 16 {
             return Err(DecodeError::InvalidHeader("stripes"));
         }
-        let words = u64_at(40);
-        if words != table_words(fingerprint_bits, slots, buckets) {
+        let words = u64_at(bytes, 40);
+        if words != table_words(common.fingerprint_bits, common.slots, buckets) {
             return Err(DecodeError::InvalidHeader("table words"));
         }
         Ok(Self {
-            fingerprint_bits,
-            slots,
-            hasher,
+            fingerprint_bits: common.fingerprint_bits,
+            slots: common.slots,
+            hasher: common.hasher,
             buckets,
             stripes,
             words,

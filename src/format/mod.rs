@@ -30,6 +30,7 @@ mod chunks;
 mod decode;
 mod encode;
 mod error;
+mod growable;
 mod header;
 #[cfg(feature = "serde")]
 mod serde;
