@@ -122,7 +122,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
 
     /// The published sub-filters, oldest first.
     #[inline]
-    pub(crate) fn subs(&self) -> impl DoubleEndedIterator<Item = &RawFilter<F, B>> + '_ {
+    pub(crate) fn subs(&self) -> impl DoubleEndedIterator<Item = &RawFilter<F, B>> + Clone + '_ {
         let published = self.published.load(Ordering::Acquire);
         // Every slot below the published count is set (it was set before the count's
         // `Release` store that this `Acquire` load saw).
@@ -263,6 +263,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     }
 
     /// [`contains`](Self::contains) for a pre-hashed key.
+    ///
+    /// (Prefetching every sub-filter's candidate buckets before comparing any was tried:
+    /// at 8 M keys in 4 sub-filters it made lookups 1.2-1.5x slower, not faster.)
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.subs().rev().any(|sub| sub.contains(hash))
