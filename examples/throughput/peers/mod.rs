@@ -9,6 +9,7 @@ mod atomic_cuckoo;
 mod cuckoofilter;
 mod fastbloom;
 mod ours;
+mod ours_growable;
 mod qfilter;
 mod sbbf;
 mod scalable;
@@ -332,10 +333,11 @@ pub struct PeerDef {
     pub build: fn(&Sizing) -> Box<dyn Filter>,
 }
 
-/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`): a false
+/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`,
+/// `ours-growable`): a false
 /// negative from any of them fails the run.
 pub fn is_ours(name: &str) -> bool {
-    name == ours::DEF.name || name == ours::BATCHED.name
+    name == ours::DEF.name || name == ours::BATCHED.name || name == ours_growable::DEF.name
 }
 
 /// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
@@ -347,6 +349,8 @@ pub const CATALOG: &[PeerDef] = &[
     cuckoofilter::RWLOCK,
     atomic_cuckoo::DEF,
     scalable::DEF,
+    ours_growable::DEF,
+    scalable::GROWN,
     qfilter::DEF,
     fastbloom::SAME_FPR,
     fastbloom::SAME_BITS,

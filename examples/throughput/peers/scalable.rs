@@ -11,6 +11,15 @@ pub const DEF: PeerDef = PeerDef {
     build: |s| Box::new(Scalable(ScalableCuckooFilter::new(s.items, s.target_fpr))),
 };
 
+pub const GROWN: PeerDef = PeerDef {
+    name: "scalable-grown",
+    about: "scalable_cuckoo_filter::new(items/8, same FPR as ours): grows while filled, as ours-growable does",
+    build: |s| {
+        let first = (s.items / super::ours_growable::FIRST_SHARE).max(1);
+        Box::new(Scalable(ScalableCuckooFilter::new(first, s.target_fpr)))
+    },
+};
+
 struct Scalable(ScalableCuckooFilter<u64>);
 
 impl Filter for Scalable {
