@@ -181,6 +181,13 @@ MUTATIONS = {
         """        if self.complete || sequence != self.next_sequence {""",
         """        if self.complete {""",
     ),
+    "t7": (
+        "tests/format.rs::a_view_checks_its_bytes_once",
+        "a view trusts the recorded item count",
+        "src/format/view.rs",
+        """        check_count(bytes, counted)?;""",
+        """        let _ = check_count;""",
+    ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",
