@@ -57,9 +57,8 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
 
     /// A table whose words are `contents` in order, then 0 (an empty table for no
-    /// contents; a restored snapshot's table written once, not zeroed and then written),
-    /// or the allocator's refusal (reported, not aborted on, so that a size the machine
-    /// cannot hold is a `BuildError`).
+    /// contents; a restored snapshot's table), or the allocator's refusal (reported, not
+    /// aborted on, so that a size the machine cannot hold is a `BuildError`).
     pub(crate) fn with_words(
         buckets: usize,
         contents: impl IntoIterator<Item = u64>,
@@ -68,23 +67,21 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         let len = table_words + WORDS_PER_LINE - 1;
         let mut words = Vec::new();
         words.try_reserve_exact(len)?;
-        // The reserved buffer does not move, so its alignment is known before it is filled.
-        let first = words_to_line_boundary(words.as_ptr());
-        let zeros = std::iter::repeat(0);
-        let table = contents.into_iter().chain(zeros.clone()).take(table_words);
-        let all = zeros.clone().take(first).chain(table).chain(zeros);
-        words.extend(all.take(len).map(AtomicU64::new));
+        words.extend((0..len).map(|_| AtomicU64::new(0)));
         let words = words.into_boxed_slice();
-        debug_assert_eq!(
-            words_to_line_boundary(words.as_ptr()),
-            first,
-            "the table moved"
-        );
-        Ok(Self {
+        let first = words_to_line_boundary(words.as_ptr());
+        let table = Self {
             words,
             first,
             _fingerprint: PhantomData,
-        })
+        };
+        // Zeroed, then written: measured faster than building the words in one pass
+        // through an iterator chain (a 1 M-item snapshot decoded in 0.87 ms against
+        // 1.12 ms; the same at 64 M items, where page faults dominate).
+        for (index, word) in contents.into_iter().take(table_words).enumerate() {
+            table.word(index).store(word, Ordering::Relaxed);
+        }
+        Ok(table)
     }
 
     /// Bytes of table memory, spare alignment words included.
