@@ -188,6 +188,13 @@ MUTATIONS = {
         """        check_count(bytes, counted)?;""",
         """        let _ = check_count;""",
     ),
+    "t8": (
+        "tests/format.rs::serde_carries_the_snapshot_format",
+        "serde writes an empty encoding",
+        "src/format/serde.rs",
+        """        serializer.serialize_bytes(&self.to_bytes())""",
+        """        serializer.serialize_bytes(&[])""",
+    ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",

@@ -122,9 +122,12 @@ impl Counters {
     pub(crate) fn kicked(&self, stripe: usize, moves: usize) {
         let shard = self.shard(stripe);
         shard.kicked.fetch_add(1, Ordering::Relaxed);
-        shard
-            .longest_path
-            .fetch_max(moves as u64, Ordering::Relaxed);
+        // A longer path than any before is rare: most kicked inserts only load.
+        if moves as u64 > shard.longest_path.load(Ordering::Relaxed) {
+            shard
+                .longest_path
+                .fetch_max(moves as u64, Ordering::Relaxed);
+        }
     }
 
     /// An insert near `stripe` was refused as `Full`.
