@@ -60,10 +60,10 @@ struct Args {
     /// Only restore the file and check it, then exit.
     #[arg(long)]
     check_only: bool,
-    /// Sleep this long after each MiB written, to make snapshot writes slow (for tests
-    /// that kill the service in the middle of one).
+    /// Sleep this long in the middle of each snapshot write, after the acknowledged
+    /// counts and before the filter (for tests that kill the service during a write).
     #[arg(long, default_value_t = 0)]
-    slow_write_ms: u64,
+    stall_write_ms: u64,
 }
 
 /// The file's first bytes: what follows is a worker count, each worker's acknowledged
@@ -125,45 +125,20 @@ fn check(acknowledged: &[u64], filter: &Filter) -> u64 {
     missing
 }
 
-/// A writer that sleeps after each MiB, standing in for a slow disk.
-struct Slow<W> {
-    inner: W,
-    pause: Duration,
-    since_pause: usize,
-}
-
-impl<W: Write> Write for Slow<W> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let written = self.inner.write(bytes)?;
-        self.since_pause += written;
-        if self.since_pause >= 1 << 20 && !self.pause.is_zero() {
-            self.since_pause = 0;
-            thread::sleep(self.pause);
-        }
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
 /// Writes a snapshot: a temporary file beside `path`, synced, then renamed over it.
-fn snapshot(path: &Path, acknowledged: &[u64], filter: &Filter, pause: Duration) -> io::Result<()> {
+fn snapshot(path: &Path, acknowledged: &[u64], filter: &Filter, stall: Duration) -> io::Result<()> {
     let temporary = path.with_extension("tmp");
     // No `BufWriter`: `write_to` already writes in 64 KiB blocks.
-    let mut out = Slow {
-        inner: File::create(&temporary)?,
-        pause,
-        since_pause: 0,
-    };
+    let mut out = File::create(&temporary)?;
     out.write_all(FILE_MAGIC)?;
     out.write_all(&(acknowledged.len() as u64).to_le_bytes())?;
     for count in acknowledged {
         out.write_all(&count.to_le_bytes())?;
     }
+    out.flush()?;
+    thread::sleep(stall);
     filter.write_to(&mut out)?;
-    out.inner.sync_all()?;
+    out.sync_all()?;
     fs::rename(&temporary, path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         File::open(dir)?.sync_all()?; // the rename itself is durable
@@ -275,7 +250,7 @@ fn main() -> io::Result<()> {
         }
 
         // The snapshot thread (this one).
-        let pause = Duration::from_millis(args.slow_write_ms);
+        let stall = Duration::from_millis(args.stall_write_ms);
         let every = Duration::from_millis(args.snapshot_every_ms);
         let mut next = Instant::now() + every;
         let (mut last_requests, mut last_time) = (0u64, Instant::now());
@@ -312,7 +287,7 @@ fn main() -> io::Result<()> {
             io::stdout().flush().ok();
             snapshot_running.store(true, Ordering::Relaxed);
             let began = Instant::now();
-            let written = snapshot(&args.file, &vouched, &filter, pause);
+            let written = snapshot(&args.file, &vouched, &filter, stall);
             let took = began.elapsed();
             snapshot_running.store(false, Ordering::Relaxed);
             written.expect("writing the snapshot");

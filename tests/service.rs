@@ -40,8 +40,8 @@ fn a_kill_during_a_snapshot_loses_nothing_acknowledged_before_the_last_one() {
             "60",
         ])
         .args(["--snapshot-every-ms", "200", "--initial-capacity", "2000"])
-        // Slow writes (a pause per MiB), so that the kill lands inside one.
-        .args(["--slow-write-ms", "100", "--insert-percent", "30"])
+        // Each write stalls halfway for 400 ms, so that the kill lands inside one.
+        .args(["--stall-write-ms", "400", "--insert-percent", "30"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -60,7 +60,7 @@ fn a_kill_during_a_snapshot_loses_nothing_acknowledged_before_the_last_one() {
             let keys: u64 = line.rsplit("keys=").next().unwrap().parse().unwrap();
             completed.push(keys);
         } else if line.starts_with("SNAPSHOT START") && completed.len() >= 3 {
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
             child.kill().unwrap(); // SIGKILL on Unix
             break;
         }
