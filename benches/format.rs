@@ -35,11 +35,7 @@ const DEFAULT_SIZES: &str = "1M";
 
 fn snapshot(c: &mut Criterion) {
     for (label, items) in sizes(DEFAULT_SIZES) {
-        let filter = CuckooFilter::builder()
-            .buckets(items / 4)
-            .build()
-            .expect("the filter fits in memory");
-        filter.insert_many(positives(items)).expect("95% load fits");
+        let filter = filled(items);
         let encoded = filter.to_bytes();
 
         let mut group = c.benchmark_group(format!("snapshot/{label}"));
@@ -75,6 +71,16 @@ fn snapshot(c: &mut Criterion) {
     }
 }
 
+/// A filter of `items` slots at 95% load.
+fn filled(items: usize) -> CuckooFilter {
+    let filter = CuckooFilter::builder()
+        .buckets(items / 4)
+        .build()
+        .expect("the filter fits in memory");
+    filter.insert_many(positives(items)).expect("95% load fits");
+    filter
+}
+
 /// The keys a filter of `items` slots holds at 95% load (odd multiples of a constant);
 /// `negatives` are keys it does not hold (even ones).
 fn positives(items: usize) -> impl Iterator<Item = u64> {
@@ -96,11 +102,7 @@ fn probe(b: &mut criterion::Bencher<'_>, keys: &[u64], lookup: impl Fn(u64) -> b
 
 fn view(c: &mut Criterion) {
     for (label, items) in sizes(DEFAULT_SIZES) {
-        let filter = CuckooFilter::builder()
-            .buckets(items / 4)
-            .build()
-            .expect("the filter fits in memory");
-        filter.insert_many(positives(items)).expect("95% load fits");
+        let filter = filled(items);
         let encoded = filter.to_bytes();
         let view: FilterView = FilterView::new(&encoded).unwrap();
         let hits: Vec<u64> = positives(items).map(|k| filter.hash(&k)).collect();
