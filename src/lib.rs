@@ -109,10 +109,22 @@
 //!
 //! One module per concept: `hash` (the stable default hasher), `index` (hash bits →
 //! fingerprint and buckets), `fingerprint` (widths and the SIMD/scalar bucket-pair
-//! compare), `table` (atomic words), `stripe` (locks, move versions, counts), `raw` (the
-//! operations' protocols), `kick` (BFS kick paths), `batch` (the prefetch pipeline of
-//! batched lookups and inserts), `filter` and `builder` (the public API), and `sync`
-//! (the single std/loom switch, and the prefetch hint).
+//! compare), `table` (atomic words), `stripe` (locks, move versions, counts, the
+//! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
+//! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
+//! `builder` (the public API), `growable` ([`GrowableCuckooFilter`]), `stats`
+//! ([`Stats`]), `format` (snapshots: header, encode, decode, chunks, [`FilterView`],
+//! growable records, serde), and `sync` (the single std/loom switch, and the prefetch
+//! hint).
+//!
+//! # Persistence and growth
+//!
+//! [`CuckooFilter::write_to`] / [`CuckooFilter::read_from`] (and `to_bytes`,
+//! `from_bytes`, [`dump_chunks`](CuckooFilter::dump_chunks) with a [`ChunkLoader`],
+//! serde with the `serde` feature, a zero-copy [`FilterView`]) keep a filter across
+//! restarts in a versioned, checksummed format, snapshotted while other threads write;
+//! [`GrowableCuckooFilter`] adds larger sub-filters instead of refusing inserts. See the
+//! README's "Persistence and growth".
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
