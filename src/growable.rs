@@ -294,8 +294,8 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     /// key, whose lookups fail from then on, while the removed key's own copy stays. This
     /// happens with about the false-positive probability of the other sub-filters:
     /// measured with 16-bit fingerprints, 100,000 removes of inserted keys from 200,000
-    /// keys in 5 sub-filters cost 4 other keys (`tests/growable.rs` checks the rate
-    /// against the bound). A single `CuckooFilter` has no such case: two keys that
+    /// keys in 5 sub-filters cost 4 other keys (`tests/growable.rs` measures it and
+    /// checks it against the bound). A single `CuckooFilter` has no such case: two keys that
     /// collide there share the fingerprint *and* both buckets, so either copy answers
     /// for both. Sub-filter chains elsewhere (RedisBloom's, `scalable_cuckoo_filter`)
     /// behave the same way. Where removes are frequent and no false negative may ever
