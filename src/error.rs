@@ -80,6 +80,9 @@ pub enum BuildError {
     /// A growable filter's growth factor is 0, or its sub-filter limit is not from 1 to
     /// `MAX_SUB_FILTERS_LIMIT`.
     InvalidGrowth,
+    /// A [`RecentFilter`](crate::RecentFilter)'s generations must be 2 to 16, and leave
+    /// the fingerprint at least 4 bits of its own.
+    InvalidGenerations(usize),
 }
 
 impl fmt::Display for BuildError {
@@ -94,6 +97,10 @@ impl fmt::Display for BuildError {
             Self::InvalidGrowth => {
                 f.write_str("the growth factor must be at least 1, the sub-filter limit 1 to 1,024")
             }
+            Self::InvalidGenerations(n) => write!(
+                f,
+                "{n} generations: a window takes 2 to 16, and leaves a fingerprint 4 bits"
+            ),
         }
     }
 }

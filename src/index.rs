@@ -66,7 +66,13 @@ impl Indexer {
 
     #[inline]
     pub(crate) fn locate<F: Fingerprint>(&self, hash: u64) -> Candidates {
-        let fp = fingerprint_of::<F>(hash);
+        self.locate_as::<F>(hash, fingerprint_of::<F>(hash))
+    }
+
+    /// The candidates of `hash` when its fingerprint is `fp` (not 0): a filter that
+    /// derives its fingerprint otherwise (see `recent.rs`) still buckets the same way.
+    #[inline]
+    pub(crate) fn locate_as<F: Fingerprint>(&self, hash: u64, fp: u64) -> Candidates {
         let i1 = reduce(hash as u32, self.buckets) as usize;
         Candidates {
             fp,

@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 
 /// Searches (each followed by the moves it found) before an insert gives up as `Full`.
 /// A search only repeats when a concurrent writer broke its path or took the freed slot.
-const MAX_SEARCHES: usize = 8;
+pub(crate) const MAX_SEARCHES: usize = 8;
 
 /// One move of a path: the fingerprint `fp` in `from`'s slot `from_slot` goes to slot
 /// `to_slot` of `to`, its alternate bucket.
@@ -36,7 +36,7 @@ struct Move {
 /// parent node's bucket would move here. Roots (the key's own buckets) have depth 1 and
 /// no parent. 16 bytes, so the nodes kept on the stack take 512 bytes.
 #[derive(Clone, Copy, Default)]
-struct Node {
+pub(crate) struct Node {
     bucket: usize,
     fp: u32,
     parent: u16,
@@ -51,7 +51,7 @@ struct Node {
 const INLINE_NODES: usize = 32;
 
 /// The search tree, in breadth-first order.
-type Tree = SmallVec<[Node; INLINE_NODES]>;
+pub(crate) type Tree = SmallVec<[Node; INLINE_NODES]>;
 
 /// Where a found path ends: slot `empty` of `nodes[leaf]`'s bucket is free.
 #[derive(Clone, Copy)]
@@ -157,35 +157,47 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     fn kick_and_place(&self, c: Candidates, unique: bool) -> Result<(bool, usize), InsertError> {
         let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
-            let Some(end) = self.search(c, &mut nodes) else {
-                return Err(InsertError::Full);
-            };
             // A plain insert puts its fingerprint into the slot the last move frees, under
             // that move's lock (which covers the key's bucket): no second locking round.
             // `insert_unique` must re-check both buckets under their pair lock instead.
-            let moves = PathMoves::new(&nodes, end);
-            let count = moves.len();
-            let fill_last = !unique && count > 0;
-            let applied = moves.enumerate().all(|(k, step)| {
-                let fill = (fill_last && k + 1 == count).then_some(c.fp);
-                self.apply(step, fill)
-            });
-            if !applied {
+            let fill = (!unique).then_some(c.fp);
+            let Some(moves) = self.make_room(c, fill, &mut nodes)? else {
                 continue;
-            }
-            if fill_last {
-                return Ok((true, count));
+            };
+            if fill.is_some() && moves > 0 {
+                return Ok((true, moves));
             }
             let guard = self.lock_candidates(c);
             match self.place(&guard, c, unique) {
-                Placement::Inserted => return Ok((true, count)),
-                Placement::AlreadyPresent => return Ok((false, count)),
+                Placement::Inserted => return Ok((true, moves)),
+                Placement::AlreadyPresent => return Ok((false, moves)),
                 Placement::OnlyCopies => return Err(InsertError::TooManyCopies),
                 // Another insert took the freed slot first.
                 Placement::Full => continue,
             }
         }
         Err(InsertError::Full)
+    }
+
+    /// One search and the moves it found: frees a slot in one of `c`'s buckets, and if
+    /// the path has moves and `fill` is given, stores `fill` there under the last move's
+    /// lock. `Ok(Some(moves))`: done (0 moves: a bucket had room already, nothing was
+    /// filled); `Ok(None)`: a concurrent writer broke the path, search again;
+    /// `Err(Full)`: no path within the bounds, and nothing changed.
+    pub(crate) fn make_room(
+        &self,
+        c: Candidates,
+        fill: Option<u64>,
+        nodes: &mut Tree,
+    ) -> Result<Option<usize>, InsertError> {
+        let end = self.search(c, nodes).ok_or(InsertError::Full)?;
+        let moves = PathMoves::new(nodes, end);
+        let count = moves.len();
+        let applied = moves.enumerate().all(|(k, step)| {
+            let fill = fill.filter(|_| k + 1 == count);
+            self.apply(step, fill)
+        });
+        Ok(applied.then_some(count))
     }
 
     /// Breadth-first search from both candidate buckets for the shortest path to an empty
@@ -221,7 +233,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             let first_child = nodes.len();
             let slots = self.table.load_bucket(node.bucket);
             for (slot, &fp) in slots.iter().enumerate() {
-                let bucket = self.indexer.alternate::<F>(node.bucket, fp);
+                let bucket = self.indexer.alternate::<F>(node.bucket, fp & self.untag);
                 // Fetch all the children before checking the first: their misses overlap.
                 self.table.prefetch_bucket(bucket);
                 nodes.push(Node {

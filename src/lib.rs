@@ -140,6 +140,7 @@ mod hash;
 mod index;
 mod kick;
 mod raw;
+mod recent;
 mod stats;
 mod stripe;
 mod sync;
@@ -155,6 +156,7 @@ pub use growable::{
     MAX_SUB_FILTERS_LIMIT,
 };
 pub use hash::{DefaultHashBuilder, StableHasher};
+pub use recent::{DEFAULT_GENERATIONS, RecentBuilder, RecentFilter, RecentStats};
 pub use stats::Stats;
 
 #[doc = include_str!("../README.md")]

@@ -23,6 +23,10 @@ pub(crate) struct RawFilter<F, const B: usize> {
     pub(crate) counters: Counters,
     /// Buckets a kick path may span, the key's own included: 1 + the most moves.
     pub(crate) path_buckets: usize,
+    /// A stored slot's bits that its alternate bucket derives from: all of them, except
+    /// in a [`RecentFilter`](crate::RecentFilter), whose slots carry a generation tag in
+    /// their low bits (a kick moves the tag along with the fingerprint).
+    pub(crate) untag: u64,
 }
 
 /// What an insert under the pair lock managed to do.
@@ -62,6 +66,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             stripes: Stripes::new(stripes),
             counters: Counters::new(stripes),
             path_buckets: Self::MAX_KICK_MOVES + 1,
+            untag: u64::MAX,
             indexer: Indexer::new(buckets),
         })
     }
@@ -133,7 +138,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// put the answer on a branch.) The probe runs on the loaded registers; returning the
     /// copy instead would send it through the stack.
     #[inline]
-    fn read<R>(
+    pub(crate) fn read<R>(
         &self,
         c: Candidates,
         probe: impl Fn(&Pair) -> R,
@@ -274,7 +279,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// The bucket (`i1` or `i2`) and its slot that slot `hit` of `c`'s pair stands for.
     #[inline]
-    fn bucket_and_slot(c: Candidates, hit: usize) -> (usize, usize) {
+    pub(crate) fn bucket_and_slot(c: Candidates, hit: usize) -> (usize, usize) {
         if hit < B {
             (c.i1, hit)
         } else {
@@ -308,7 +313,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// Keeping the two buckets level postpones the point where both are full, which is
     /// when an insert needs a kick.
     #[inline]
-    fn emptier_bucket(c: Candidates, empty: SlotMask) -> (usize, usize) {
+    pub(crate) fn emptier_bucket(c: Candidates, empty: SlotMask) -> (usize, usize) {
         let first = empty.0 & ((1 << B) - 1);
         let second = empty.0 >> B;
         if first.count_ones() >= second.count_ones() {

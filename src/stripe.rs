@@ -195,16 +195,40 @@ impl Stripes {
     }
 
     /// Locks every stripe (ascending) and zeroes the counts; the table is the caller's
-    /// to clear while the returned guards live.
-    pub(crate) fn lock_all_and_reset(&self) -> Vec<LockGuard<'_>> {
-        self.writers
-            .iter()
-            .map(|stripe| {
-                let guard = stripe.lock.lock();
-                stripe.count.store(0, Ordering::Relaxed);
-                guard
-            })
-            .collect()
+    /// to clear while the returned guard lives.
+    pub(crate) fn lock_all_and_reset(&self) -> AllLocked<'_> {
+        let all = self.lock_all();
+        for stripe in self.writers.iter() {
+            stripe.count.store(0, Ordering::Relaxed);
+        }
+        all
+    }
+
+    /// Locks every stripe (ascending), for a sweep over the whole table: writers wait
+    /// until the guard drops, lookups go on.
+    pub(crate) fn lock_all(&self) -> AllLocked<'_> {
+        AllLocked {
+            stripes: self,
+            _guards: self
+                .writers
+                .iter()
+                .map(|stripe| stripe.lock.lock())
+                .collect(),
+        }
+    }
+}
+
+/// Proof that every stripe is locked. Unlocks on drop.
+pub(crate) struct AllLocked<'a> {
+    stripes: &'a Stripes,
+    _guards: Vec<LockGuard<'a>>,
+}
+
+impl AllLocked<'_> {
+    /// `removed` fewer fingerprints in stripe `s`.
+    pub(crate) fn count_removed(&self, s: usize, removed: usize) {
+        let count = &self.stripes.writers[s].count;
+        count.store(count.load(Ordering::Relaxed) - removed, Ordering::Relaxed);
     }
 }
 

@@ -54,7 +54,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     } else {
         1
     };
-    const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
+    pub(crate) const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
 
     /// A table whose words are `contents` in order, then 0 (an empty table for no
     /// contents; a restored snapshot's table), or the allocator's refusal (reported, not
@@ -184,6 +184,13 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     #[inline]
     pub(crate) fn load_word(&self, index: usize) -> u64 {
         self.word(index).load(Ordering::Relaxed)
+    }
+
+    /// Stores table word `index` (`Relaxed`), for a sweep that holds every stripe lock:
+    /// the word's one possible writer.
+    #[inline]
+    pub(crate) fn store_word(&self, index: usize, value: u64) {
+        self.word(index).store(value, Ordering::Relaxed);
     }
 
     /// The first word of the bucket that word `index` belongs to: the word its stripe is

@@ -1,0 +1,311 @@
+//! `RecentFilter`: the window's boundary, its races, its false-positive rate and memory.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use concurrent_cuckoo_filter::{BuildError, RecentFilter};
+
+#[test]
+fn keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten() {
+    for (window, generations) in [(1_000, 4), (4_096, 2), (10_000, 8), (100_000, 4)] {
+        let filter = RecentFilter::builder()
+            .window(window)
+            .generations(generations)
+            .build()
+            .unwrap();
+        let guaranteed = filter.guaranteed_window() as u64;
+        assert_eq!(
+            guaranteed,
+            (window * (generations - 1) / generations) as u64
+        );
+        let total = 5 * window as u64;
+        let mut forgotten_checked = 0u64;
+        let mut old_found = 0u64;
+        for key in 0..total {
+            filter.insert(&key);
+            // The key inserted exactly `guaranteed` inserts ago (the oldest the guarantee
+            // covers, counting this one) and the newest are present.
+            if key + 1 >= guaranteed {
+                let oldest = key + 1 - guaranteed;
+                assert!(
+                    filter.contains(&oldest),
+                    "window {window}: key {oldest} lost at {key}"
+                );
+            }
+            assert!(filter.contains(&key));
+            // One inserted 2w ago is absent, but for false positives.
+            if key >= 2 * window as u64 {
+                forgotten_checked += 1;
+                old_found += u64::from(filter.contains(&(key - 2 * window as u64)));
+            }
+        }
+        // Every key of the guaranteed window, checked at the end.
+        for key in total - guaranteed..total {
+            assert!(
+                filter.contains(&key),
+                "window {window}: key {key} lost at the end"
+            );
+        }
+        let rate = old_found as f64 / forgotten_checked as f64;
+        assert!(
+            rate <= 2.0 * filter.false_positive_bound() + 1e-3,
+            "window {window}: {old_found} of {forgotten_checked} keys 2w old still found"
+        );
+        let stats = filter.stats();
+        assert_eq!(stats.early_slides, 0, "window {window}: {stats:?}");
+        // A slide every `window / generations` inserts, less the few inserts that found
+        // a false match already in the current generation (they store nothing).
+        let slides = total / (window / generations) as u64;
+        assert!(
+            stats.slides <= slides && stats.slides + 2 >= slides,
+            "window {window}: {stats:?}"
+        );
+        assert!(filter.len() <= filter.window());
+        assert!(filter.len() >= filter.guaranteed_window());
+    }
+}
+
+#[test]
+fn false_positive_rate_at_a_full_window_stays_under_its_bound() {
+    let filter = RecentFilter::with_window(1 << 20);
+    // Fill to just before a slide that would empty a generation: every generation full
+    // but the current one, which lacks one key.
+    for key in 0..filter.window() as u64 - 1 {
+        filter.insert(&key);
+    }
+    // (A few keys find a false match already stored, and share its slot.)
+    assert!(
+        filter.len() as f64 >= 0.999 * filter.window() as f64,
+        "{:?}",
+        filter.stats()
+    );
+    let bound = filter.false_positive_bound();
+    assert!(bound < 5e-4, "bound {bound}");
+    let probes = 2_000_000u64;
+    let false_positives = (0..probes)
+        .filter(|i| filter.contains(&(u64::MAX - i)))
+        .count();
+    let rate = false_positives as f64 / probes as f64;
+    // The bound is an upper estimate (it counts every slot as a full fingerprint match
+    // chance); a measured rate above it by more than sampling noise is a defect.
+    assert!(rate <= bound * 1.2, "measured {rate}, bound {bound}");
+    println!(
+        "window {}: load {:.3}, measured {rate:.6}, bound {bound:.6}",
+        filter.window(),
+        filter.stats().table.load_factor
+    );
+}
+
+#[test]
+fn memory_is_fixed_and_under_2_3_bytes_per_key_of_window() {
+    for window in [100_000usize, 1 << 20, 4_000_000] {
+        let filter = RecentFilter::with_window(window);
+        let before = filter.memory_usage();
+        for key in 0..3 * window as u64 {
+            filter.insert(&key);
+        }
+        assert_eq!(
+            filter.memory_usage(),
+            before,
+            "memory changed while sliding"
+        );
+        let per_key = before as f64 / window as f64;
+        assert!(
+            per_key <= 2.3,
+            "window {window}: {per_key:.3} bytes per key"
+        );
+        println!("window {window}: {per_key:.3} bytes per key");
+    }
+}
+
+#[test]
+fn reinserting_a_key_refreshes_it_instead_of_storing_it_twice() {
+    let filter = RecentFilter::builder().window(400).build().unwrap();
+    filter.insert("kept");
+    for key in 0..2_000u64 {
+        filter.insert(&key);
+        if key % 50 == 0 {
+            filter.insert("kept"); // moves it into the current generation
+        }
+    }
+    assert!(filter.contains("kept"));
+    let len = filter.len();
+    filter.insert("kept");
+    assert_eq!(filter.len(), len);
+    assert!(filter.take("kept"));
+    assert!(!filter.contains("kept"), "a refreshed key was stored twice");
+}
+
+#[test]
+fn remove_take_and_admit_forget_one_key() {
+    let filter = RecentFilter::with_window(1_000);
+    assert!(!filter.take("a"));
+    assert!(!filter.remove("a"));
+    filter.insert("a");
+    assert!(filter.take("a"));
+    assert!(!filter.contains("a"));
+    filter.insert("b");
+    assert!(filter.remove("b"));
+    assert!(!filter.admit("c"));
+    assert!(filter.contains("c"));
+    assert!(filter.admit("c"));
+    assert!(!filter.contains("c"));
+    assert!(!filter.admit("c"));
+    assert!(filter.is_empty() || filter.len() == 1);
+}
+
+#[test]
+fn concurrent_takes_of_one_key_succeed_exactly_once() {
+    let filter = RecentFilter::with_window(100_000);
+    let threads = 4;
+    for round in 0..2_000u64 {
+        filter.insert(&round);
+        let winners = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    if filter.take(&round) {
+                        winners.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        assert_eq!(winners.load(Ordering::Relaxed), 1, "round {round}");
+    }
+}
+
+#[test]
+fn concurrent_admits_of_one_key_alternate() {
+    // Each admit is one atomic step, so in any order the answers alternate
+    // record, admit, record, ...: n admits of a fresh key give exactly n/2 admissions.
+    let filter = RecentFilter::with_window(100_000);
+    for threads in [2usize, 3, 4] {
+        for round in 0..1_000u64 {
+            let key = (threads as u64) << 32 | round;
+            let admitted = AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        if filter.admit(&key) {
+                            admitted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+            assert_eq!(
+                admitted.load(Ordering::Relaxed),
+                threads / 2,
+                "{threads} threads"
+            );
+            assert_eq!(filter.contains(&key), threads % 2 == 1);
+        }
+    }
+}
+
+#[test]
+fn keys_in_the_window_are_found_while_other_threads_slide_it() {
+    // Two writers insert disjoint keys, sliding the window every few thousand inserts;
+    // each checks, every 64 inserts, its own keys of the last stretch that the guarantee
+    // covers. A global insert counter bounds how many inserts came after a key (at most
+    // the counter's advance plus the other writers' inserts in flight).
+    let filter = RecentFilter::builder().window(8_192).build().unwrap();
+    let guaranteed = filter.guaranteed_window() as u64;
+    let inserted = AtomicU64::new(0);
+    let writers = 2u64;
+    std::thread::scope(|s| {
+        for writer in 0..writers {
+            let (filter, inserted) = (&filter, &inserted);
+            s.spawn(move || {
+                let mut mine: std::collections::VecDeque<(u64, u64)> = Default::default();
+                for i in 0..200_000u64 {
+                    let key = i * writers + writer;
+                    // Stamped before the insert: an insert that lands after this one
+                    // has a later stamp, except the other writers' ones in flight.
+                    let stamp = inserted.fetch_add(1, Ordering::SeqCst) + 1;
+                    filter.insert(&key);
+                    mine.push_back((key, stamp));
+                    let now = inserted.load(Ordering::SeqCst);
+                    while let Some(&(_, at)) = mine.front() {
+                        if now - at + writers < guaranteed {
+                            break;
+                        }
+                        mine.pop_front();
+                    }
+                    if i % 64 == 0 {
+                        for &(key, at) in &mine {
+                            // The other writer goes on meanwhile: a key missing now may
+                            // have left the guaranteed window during this loop.
+                            let missing = !filter.contains(&key);
+                            let now = inserted.load(Ordering::SeqCst);
+                            assert!(
+                                !missing || now - at + writers >= guaranteed,
+                                "writer {writer}: key {key} lost, {:?}",
+                                filter.stats()
+                            );
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert!(filter.stats().slides >= 2 * 200_000 / 2_048 - 1);
+    assert_eq!(filter.stats().early_slides, 0);
+}
+
+#[test]
+fn a_window_too_small_for_its_table_still_never_fails() {
+    // A 2-key window with 8-bit fingerprints: many keys share buckets and slots, and
+    // inserts may have to forget a generation early; none fails or panics.
+    let filter = RecentFilter::builder()
+        .window(2)
+        .generations(2)
+        .fingerprint::<u8>()
+        .build()
+        .unwrap();
+    for key in 0..10_000u64 {
+        filter.insert(&key);
+        assert!(filter.contains(&key));
+        assert!(filter.len() <= filter.stats().table.capacity);
+    }
+    let zero = RecentFilter::with_window(0);
+    zero.insert("x");
+    assert!(zero.contains("x"));
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    assert_eq!(
+        RecentFilter::builder().build().err(),
+        Some(BuildError::MissingSize)
+    );
+    assert_eq!(
+        RecentFilter::builder().window(0).build().err(),
+        Some(BuildError::MissingSize)
+    );
+    for generations in [0, 1, 17] {
+        assert_eq!(
+            RecentFilter::builder()
+                .window(10)
+                .generations(generations)
+                .build()
+                .err(),
+            Some(BuildError::InvalidGenerations(generations))
+        );
+    }
+    assert_eq!(
+        RecentFilter::builder()
+            .window(10)
+            .generations(16)
+            .fingerprint::<u8>()
+            .build()
+            .map(|f| f.generations()),
+        Ok(16)
+    );
+    assert_eq!(
+        RecentFilter::builder().window(10).stripes(3).build().err(),
+        Some(BuildError::InvalidStripes(3))
+    );
+    assert_eq!(
+        RecentFilter::builder().window(usize::MAX).build().err(),
+        Some(BuildError::TooLarge)
+    );
+}
