@@ -144,6 +144,23 @@ MUTATIONS = {
         """        self.subs().rev().any(|sub| sub.contains(hash))""",
         """        self.subs().rev().take(1).any(|sub| sub.contains(hash))""",
     ),
+    "j": (
+        "recent::slide_during_inserts_and_a_lookup",
+        "a RecentFilter writer reads the current generation before taking its lock",
+        "src/recent/mod.rs",
+        """                let guard = self.raw.lock_candidates(c);
+                // Stable while any stripe lock is held: a slide holds them all.
+                let epoch = self.epoch.load(Ordering::Relaxed);""",
+        """                let epoch = self.epoch.load(Ordering::Relaxed);
+                let guard = self.raw.lock_candidates(c);""",
+    ),
+    "t9": (
+        "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
+        "a slide empties a generation still inside the window instead of the oldest",
+        "src/recent/mod.rs",
+        """        let next = (seen + 1) % self.tags.generations() as u64;""",
+        """        let next = (seen + 2) % self.tags.generations() as u64;""",
+    ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",
         "kick moves ignore a running snapshot (no gate)",

@@ -19,6 +19,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 mod growth;
+mod recent;
 mod snapshot;
 
 type Filter = CuckooFilter;
