@@ -136,6 +136,36 @@ fn reinserting_a_key_refreshes_it_instead_of_storing_it_twice() {
 }
 
 #[test]
+fn keys_forgotten_from_the_current_generation_give_their_room_back() {
+    // A doorkeeper whose keys are all admitted right after being recorded holds none of
+    // them, so its window never slides; keys recorded and kept still fill it.
+    let filter = RecentFilter::builder().window(400).build().unwrap();
+    for key in 0..10_000u64 {
+        assert!(!filter.admit(&key));
+        assert!(filter.admit(&key));
+    }
+    assert_eq!(filter.stats().slides, 0);
+    assert!(filter.is_empty());
+    for key in 0..400u64 {
+        filter.insert(&key); // a slide as each generation of 100 fills
+    }
+    assert_eq!(filter.stats().slides, 4, "{:?}", filter.stats());
+    for key in 400..450u64 {
+        filter.insert(&key);
+    }
+    // Taking a key of an older generation does not extend the current one; taking one of
+    // the current generation does.
+    assert!(filter.take(&150) && filter.take(&420));
+    assert_eq!(filter.stats().current_generation_len, 49);
+    for key in 450..500u64 {
+        filter.insert(&key);
+    }
+    assert_eq!(filter.stats().slides, 4);
+    filter.insert(&500u64);
+    assert_eq!(filter.stats().slides, 5);
+}
+
+#[test]
 fn remove_take_and_admit_forget_one_key() {
     let filter = RecentFilter::with_window(1_000);
     assert!(!filter.take("a"));

@@ -3,11 +3,12 @@
 //!
 //! # How it slides
 //!
-//! The window is made of `G` generations of `g` inserts each, all in one cuckoo table;
-//! each slot carries its generation's tag (see `tags.rs`). Inserts go to the current
-//! generation. When it has taken `g` inserts, the oldest generation is emptied and
-//! becomes the current one: a *slide*. So the filter holds between `(G − 1)·g` and `G·g`
-//! keys, the table is sized for `G·g` at 92% load, and no insert ever has to fail.
+//! The window is made of `G` generations of `g` keys each, all in one cuckoo table; each
+//! slot carries its generation's tag (see `tags.rs`). Inserts go to the current
+//! generation. When it holds `g` keys (inserts into it, less its keys taken or removed
+//! since), the oldest generation is emptied and becomes the current one: a *slide*. So
+//! every generation takes at least `g` inserts, the filter holds at most `G·g` keys, the
+//! table is sized for `G·g` at 92% load, and no insert ever has to fail.
 //!
 //! # Concurrency
 //!
@@ -40,7 +41,7 @@ use crate::stats::{Stats, false_positive_bound};
 use crate::stripe::PairGuard;
 use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 use crate::table::Table;
-use tags::Tags;
+use tags::{Tags, untag_pair};
 
 /// Slots per bucket: 4, the densest geometry at 16-bit fingerprints.
 const SLOTS: usize = 4;
@@ -74,6 +75,8 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     raw: RawFilter<F, SLOTS>,
     hasher: S,
     tags: Tags,
+    /// `tags.untagged_bits()`, read by every lookup.
+    untagged_bits: u64,
     /// Inserts per generation.
     generation_len: usize,
     /// Slides so far; the current generation's tag is `epoch % generations`. Changed only
@@ -81,8 +84,9 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     /// count rather than the tag, so that a slide asked for by a writer that stalled
     /// while the window went round can tell that it is stale.
     epoch: AtomicU64,
-    /// Inserts into the current generation; changed under a stripe lock and reset by a
-    /// slide. On its own line: every insert writes it.
+    /// Keys the current generation holds: inserts into it less its keys forgotten since;
+    /// changed under a stripe lock and reset by a slide. On its own line: every insert
+    /// writes it.
     filled: CachePadded<AtomicUsize>,
     early_slides: AtomicU64,
 }
@@ -142,6 +146,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             raw,
             hasher,
             tags,
+            untagged_bits: tags.untagged_bits::<F>(),
             generation_len,
             epoch: AtomicU64::new(0),
             filled: CachePadded::new(AtomicUsize::new(0)),
@@ -164,7 +169,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Slots of `pair` that hold `c`'s fingerprint, whatever their generation.
     #[inline]
     fn matches(&self, pair: &Pair, c: Candidates) -> SlotMask {
-        match_pair::<F>(&self.tags.untag_pair::<F>(pair), c.fp, SLOTS)
+        match_pair::<F>(&untag_pair::<F>(pair, self.untagged_bits), c.fp, SLOTS)
     }
 
     /// Whether `key` was inserted within the window (and not taken or removed since).
@@ -178,10 +183,11 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let c = self.locate(hash);
-        let (fp, tags) = (c.fp, self.tags);
+        // By value: captured fields of `self` would be reloaded through it.
+        let (fp, untagged_bits) = (c.fp, self.untagged_bits);
         self.raw.read(
             c,
-            move |pair| pair_holds::<F>(&tags.untag_pair::<F>(pair), fp, SLOTS),
+            move |pair| pair_holds::<F>(&untag_pair::<F>(pair, untagged_bits), fp, SLOTS),
             |&hit| hit,
         )
     }
@@ -240,14 +246,24 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         self.take_hash(hash)
     }
 
-    /// Empties the first slot of `hits` (of `c`'s pair, whose lock `guard` holds).
+    /// Empties the first slot of `hits` (of `c`'s pair, whose lock `guard` holds). A key
+    /// of the current generation gives its room back to it: a generation is full when it
+    /// *holds* its share of the window, so a doorkeeper whose keys are admitted (and
+    /// forgotten) soon after they are recorded still remembers a whole window of others.
     fn forget_first(&self, guard: &PairGuard<'_>, c: Candidates, hits: SlotMask) -> bool {
         let Some(hit) = hits.first() else {
             return false;
         };
         let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
+        let tag = self.tags.tag_of(self.raw.table.slot(bucket, slot));
         self.raw.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.raw.stripe_of(bucket));
+        // The epoch is stable under the pair lock, as in `write`.
+        if tag == self.epoch.load(Ordering::Relaxed) % self.tags.generations() as u64 {
+            let _ = self
+                .filled
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
         true
     }
 
@@ -412,7 +428,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             table,
             window: self.window(),
             generations: self.generations(),
-            current_generation_inserts: self.filled.load(Ordering::Relaxed),
+            current_generation_len: self.filled.load(Ordering::Relaxed),
             slides: self.epoch.load(Ordering::Relaxed),
             early_slides: self.early_slides.load(Ordering::Relaxed),
         }
@@ -430,8 +446,8 @@ pub struct RecentStats {
     pub window: usize,
     /// Generations the window is made of.
     pub generations: usize,
-    /// Inserts the current generation has taken.
-    pub current_generation_inserts: usize,
+    /// Keys the current generation holds (inserts into it less those forgotten since).
+    pub current_generation_len: usize,
     /// Times the window slid.
     pub slides: u64,
     /// Slides forced by an insert that found no room (the oldest generation forgotten

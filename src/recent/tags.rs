@@ -12,6 +12,17 @@
 
 use crate::fingerprint::{Fingerprint, Pair, fingerprint_of};
 
+/// `pair` with every slot's tag masked off by `untagged_bits` (an empty slot stays 0).
+#[inline]
+pub(crate) fn untag_pair<F: Fingerprint>(pair: &Pair, untagged_bits: u64) -> Pair {
+    let mut untagged = *pair;
+    // A pair of 4-slot buckets fills `BITS / 8` words; the rest are 0.
+    for word in &mut untagged[..(F::BITS / 8) as usize] {
+        *word &= untagged_bits;
+    }
+    untagged
+}
+
 /// The most generations a filter may have: 4 tag bits, which leaves a 16-bit fingerprint
 /// 12 bits of its own.
 pub(crate) const MAX_GENERATIONS: usize = 16;
@@ -55,6 +66,12 @@ impl Tags {
         !self.mask
     }
 
+    /// The generation tag of a stored slot.
+    #[inline]
+    pub(crate) fn tag_of(&self, slot: u64) -> u64 {
+        slot & self.mask
+    }
+
     /// `hash`'s fingerprint with the tag bits clear; never 0, so a tagged slot is never
     /// mistaken for an empty one (0) even with tag 0.
     #[inline]
@@ -63,16 +80,10 @@ impl Tags {
         if fp == 0 { self.mask + 1 } else { fp }
     }
 
-    /// Each slot of a word with its tag bit(s) clear (an empty slot stays 0).
+    /// The bits of a table word that remain when every slot's tag is masked off.
     #[inline]
-    pub(crate) fn untag_pair<F: Fingerprint>(&self, pair: &Pair) -> Pair {
-        let keep = !(self.mask * lane_ones::<F>());
-        let mut untagged = *pair;
-        // A pair of 4-slot buckets fills `BITS / 8` words; the rest are 0.
-        for word in &mut untagged[..(F::BITS / 8) as usize] {
-            *word &= keep;
-        }
-        untagged
+    pub(crate) fn untagged_bits<F: Fingerprint>(&self) -> u64 {
+        !(self.mask * lane_ones::<F>())
     }
 
     /// `word` with every slot tagged `tag` emptied, in a few word operations: the tag
