@@ -64,7 +64,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         Ok(Self {
             table: Table::with_words(buckets, words)?,
             stripes: Stripes::new(stripes),
-            counters: Counters::new(stripes),
+            counters: Counters::new(stripes, buckets),
             path_buckets: Self::MAX_KICK_MOVES + 1,
             untag: u64::MAX,
             indexer: Indexer::new(buckets),

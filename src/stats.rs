@@ -76,9 +76,10 @@ pub(crate) fn false_positive_bound(len: usize, capacity: usize, slots: usize, bi
     2.0 * slots as f64 * load / ((1u64 << bits) - 1) as f64
 }
 
-/// Shards of the event counters, each on its own 128-byte line (2 KiB in all): the
-/// events are rare (kicks, refusals), so a few shards keep writers on different stripes
-/// apart at a cost that stays small next to even a small table.
+/// Shards of the event counters at most, each on its own 128-byte line (2 KiB in all):
+/// the events are rare (kicks, refusals), so a few shards keep writers on different
+/// stripes apart. A table of fewer than `256 × SHARDS` buckets gets one shard per 256
+/// buckets, so that a small filter does not carry 2 KiB of counters.
 const SHARDS: usize = 16;
 
 #[derive(Default)]
@@ -103,9 +104,15 @@ pub(crate) struct Events {
 }
 
 impl Counters {
-    pub(crate) fn new(stripes: usize) -> Self {
+    /// Counters for a table of `buckets` buckets in `stripes` stripes (a power of two).
+    pub(crate) fn new(stripes: usize, buckets: usize) -> Self {
+        let shards = buckets
+            .div_ceil(256)
+            .next_power_of_two()
+            .min(SHARDS)
+            .min(stripes);
         Self {
-            shards: (0..stripes.min(SHARDS))
+            shards: (0..shards)
                 .map(|_| CachePadded::new(Shard::default()))
                 .collect(),
         }

@@ -141,7 +141,9 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         let stripes = match self.stripes {
             Some(n) if n.is_power_of_two() && n <= MAX_STRIPES => n,
             Some(n) => return Err(BuildError::InvalidStripes(n)),
-            None => default_stripes(buckets),
+            // As a `CuckooFilter`'s, but a tiny window (a ghost for a cache of a few
+            // hundred entries) gets one stripe per 4 buckets rather than 16 stripes.
+            None => default_stripes(buckets).min((buckets / 4).next_power_of_two()),
         };
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
         Ok(RecentFilter::from_parts(
