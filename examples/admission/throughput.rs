@@ -115,7 +115,7 @@ pub fn report(trace: &Trace, promote_after: u8) {
     let main_per_shard = S3Fifo::<u64, (), RecentGhost>::main_capacity(per_shard);
     println!(
         "\nThroughput: s3fifo+recent, {SHARDS} shards of {per_shard} entries ({capacity} in all, 10% of the distinct keys), \
-         {} requests ({} x {}), wall ns per request (per thread: x threads)",
+         {} requests ({} x {}), wall-clock ns per request, all threads together",
         keys.len(),
         repeats,
         trace.name

@@ -230,6 +230,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// [`take`](Self::take) for a key hashed with [`hash`](Self::hash).
     pub fn take_hash(&self, hash: u64) -> bool {
         let c = self.locate(hash);
+        self.raw.prefetch(c); // as in `write`
         let guard = self.raw.lock_candidates(c);
         let pair = self.raw.table.load_pair(c.i1, c.i2);
         self.forget_first(&guard, c, self.matches(&pair, c))
@@ -270,6 +271,9 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Stores `c` in the current generation (or, found and `Forget`, forgets it), making
     /// room by kicking, and sliding the window if even that fails.
     fn write(&self, c: Candidates, on_hit: OnHit) -> Step {
+        // The buckets' cache misses overlap the lock's atomic instructions instead of
+        // following them inside the critical section.
+        self.raw.prefetch(c);
         let mut nodes = Tree::new();
         let mut searches = 0;
         loop {
