@@ -226,7 +226,8 @@ def run(letter):
     test, what, path, old, new = MUTATIONS[letter]
     scratch = tempfile.mkdtemp(prefix="cuckoo-mutant-")
     try:
-        for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests"]:
+        # The whole workspace: the root manifest names the Redis module as a member.
+        for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests", "redis-module"]:
             source = os.path.join(REPO, item)
             if os.path.isdir(source):
                 shutil.copytree(source, os.path.join(scratch, item))
