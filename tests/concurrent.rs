@@ -189,8 +189,11 @@ fn readers_never_miss_completed_inserts_while_writers_kick() {
 #[test]
 fn batched_readers_never_miss_completed_inserts_while_writers_kick() {
     readers_never_miss_completed_inserts(Stress {
-        buckets: 1 << 18,         // 1,048,576 slots
-        prefill: 933_000,         // 89%
+        buckets: 1 << 18, // 1,048,576 slots
+        // 89.5%: at 89% the load crossed 90% only once both writers' churn windows
+        // were nearly full, and a run on a loaded machine (one writer running ahead)
+        // had 65.8% of its inserts above 90%, under the two thirds asked below.
+        prefill: 938_500,         // 89.5%
         stable_per_writer: 1_000, // +0.2%
         churn_window: 6_000,      // +1.1%
         churn_inserts: 100_000,

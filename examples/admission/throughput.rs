@@ -59,6 +59,15 @@ struct Sharded<G> {
 }
 
 impl<G: Ghost<u64>> Sharded<G> {
+    /// `SHARDS` caches of `per_shard` entries, each with the ghost `ghost` makes.
+    fn new(per_shard: usize, promote_after: u8, ghost: impl Fn() -> G) -> Self {
+        Self {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(S3Fifo::new(per_shard, promote_after, ghost())))
+                .collect(),
+        }
+    }
+
     fn shard(&self, key: u64) -> &Mutex<S3Fifo<u64, (), G>> {
         let mixed = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         &self.shards[(mixed >> 32) as usize % self.shards.len()]
@@ -137,30 +146,13 @@ pub fn report(trace: &Trace, promote_after: u8) {
         for threads in [1, 2] {
             let (ns, hits) = if shared {
                 let ghost = Arc::new(RecentGhost::filter_for(main_per_shard * SHARDS));
-                let cache = Sharded {
-                    shards: (0..SHARDS)
-                        .map(|_| {
-                            Mutex::new(S3Fifo::new(
-                                per_shard,
-                                promote_after,
-                                SharedGhost(Arc::clone(&ghost)),
-                            ))
-                        })
-                        .collect(),
-                };
+                let cache =
+                    Sharded::new(per_shard, promote_after, || SharedGhost(Arc::clone(&ghost)));
                 replay(&cache, &keys, threads)
             } else {
-                let cache = Sharded {
-                    shards: (0..SHARDS)
-                        .map(|_| {
-                            Mutex::new(S3Fifo::new(
-                                per_shard,
-                                promote_after,
-                                RecentGhost::new(main_per_shard),
-                            ))
-                        })
-                        .collect(),
-                };
+                let cache = Sharded::new(per_shard, promote_after, || {
+                    RecentGhost::new(main_per_shard)
+                });
                 replay(&cache, &keys, threads)
             };
             ratio = hits as f64 / keys.len() as f64;

@@ -1,8 +1,8 @@
 //! The native type behind a `CF.*` key: how Redis saves, loads, frees, measures, copies
 //! and digests it. These are C callbacks, the one place this crate needs `unsafe`.
 //!
-//! RDB record (encoding version 0): bucket size, capacity, max iterations, expansion,
-//! deleted count (unsigned each), then the filter in the library's snapshot format
+//! RDB record (encoding version 0): the key's settings (`CuckooKey::settings`, five
+//! unsigned integers), then the filter in the library's snapshot format
 //! (versioned and checksummed, so a damaged record fails to load instead of loading a
 //! wrong filter).
 
@@ -58,13 +58,7 @@ unsafe fn key_of<'a>(value: *const c_void) -> &'a CuckooKey {
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     // SAFETY: Redis passes a live value of this type.
     let key = unsafe { key_of(value) };
-    for field in [
-        key.bucket_size,
-        key.capacity,
-        key.max_iterations,
-        key.expansion,
-        key.deleted,
-    ] {
+    for field in key.settings() {
         raw::save_unsigned(rdb, field);
     }
     raw::save_slice(rdb, &key.snapshot());
@@ -75,21 +69,12 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         return std::ptr::null_mut();
     }
     let load = || -> Option<CuckooKey> {
-        let mut fields = [0u64; 5];
-        for field in &mut fields {
+        let mut settings = [0u64; 5];
+        for field in &mut settings {
             *field = raw::load_unsigned(rdb).ok()?;
         }
-        let [bucket_size, capacity, max_iterations, expansion, deleted] = fields;
         let bytes = raw::load_string_buffer(rdb).ok()?;
-        let filter = CuckooKey::filter_from_snapshot(bucket_size, bytes.as_ref()).ok()?;
-        Some(CuckooKey {
-            filter,
-            capacity,
-            bucket_size,
-            max_iterations,
-            expansion,
-            deleted,
-        })
+        CuckooKey::from_parts(settings, bytes.as_ref()).ok()
     };
     // A null pointer tells Redis the record could not be loaded.
     load().map_or(std::ptr::null_mut(), |key| {
@@ -114,18 +99,9 @@ unsafe extern "C" fn copy(
 ) -> *mut c_void {
     // SAFETY: Redis passes a live value of this type.
     let key = unsafe { key_of(value) };
-    let Ok(filter) = CuckooKey::filter_from_snapshot(key.bucket_size, &key.snapshot()) else {
-        return std::ptr::null_mut();
-    };
-    let copied = CuckooKey {
-        filter,
-        capacity: key.capacity,
-        bucket_size: key.bucket_size,
-        max_iterations: key.max_iterations,
-        expansion: key.expansion,
-        deleted: key.deleted,
-    };
-    Box::into_raw(Box::new(copied)).cast()
+    CuckooKey::from_parts(key.settings(), &key.snapshot()).map_or(std::ptr::null_mut(), |copied| {
+        Box::into_raw(Box::new(copied)).cast()
+    })
 }
 
 /// `DEBUG DIGEST-VALUE`: the snapshot bytes (the table, word for word) and the
@@ -134,13 +110,7 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
     // SAFETY: Redis passes a live value of this type.
     let key = unsafe { key_of(value) };
     let mut bytes = key.snapshot();
-    for field in [
-        key.bucket_size,
-        key.capacity,
-        key.max_iterations,
-        key.expansion,
-        key.deleted,
-    ] {
+    for field in key.settings() {
         bytes.extend_from_slice(&field.to_le_bytes());
     }
     // SAFETY: the digest API functions are set once the module is loaded; `bytes`

@@ -115,11 +115,33 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.to_bytes())
     }
 
-    /// A filter of `bucket_size` slots from [`snapshot`](Self::snapshot)'s bytes.
-    pub fn filter_from_snapshot(bucket_size: u64, bytes: &[u8]) -> Result<Filter, DecodeError> {
-        Ok(match bucket_size {
-            8 => Filter::Eight(GrowableCuckooFilter::from_bytes(bytes)?),
-            _ => Filter::Four(GrowableCuckooFilter::from_bytes(bytes)?),
+    /// Bucket size, capacity, max iterations, expansion and deleted count: what the RDB
+    /// record and the digest hold besides the filter.
+    pub fn settings(&self) -> [u64; 5] {
+        [
+            self.bucket_size,
+            self.capacity,
+            self.max_iterations,
+            self.expansion,
+            self.deleted,
+        ]
+    }
+
+    /// The key whose [`settings`](Self::settings) and [`snapshot`](Self::snapshot) these
+    /// are.
+    pub fn from_parts(settings: [u64; 5], snapshot: &[u8]) -> Result<Self, DecodeError> {
+        let [bucket_size, capacity, max_iterations, expansion, deleted] = settings;
+        let filter = match bucket_size {
+            8 => Filter::Eight(GrowableCuckooFilter::from_bytes(snapshot)?),
+            _ => Filter::Four(GrowableCuckooFilter::from_bytes(snapshot)?),
+        };
+        Ok(Self {
+            filter,
+            capacity,
+            bucket_size,
+            max_iterations,
+            expansion,
+            deleted,
         })
     }
 }
