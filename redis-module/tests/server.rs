@@ -2,7 +2,8 @@
 //! crate. Needs `redis-server` on the PATH (Debian's `redis-server` package; `.ci/run`
 //! installs it) or `REDIS_SERVER` naming a server binary (e.g. a `valkey-server`), and
 //! the module built first: `cargo build -p cuckoo-redis && cargo test -p cuckoo-redis` (a test
-//! build links the crate as an rlib and does not rebuild the `.so` the servers load).
+//! build links the crate as an rlib and does not rebuild the `.so` the servers load; the
+//! tests refuse a `.so` older than the sources).
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -38,7 +39,26 @@ fn module_path() -> PathBuf {
         "module not built at {}: run `cargo build -p cuckoo-redis` first",
         path.display()
     );
+    // A test build does not rebuild the .so: refuse one older than the module's sources
+    // or the library's, so that the servers never run older code than the tests expect.
+    let built = modified(&path);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["src", "../src", "../src/format", "../src/recent"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let source = entry.path();
+            assert!(
+                modified(&source) <= built,
+                "{} is newer than the module at {}: run `cargo build -p cuckoo-redis` first",
+                source.display(),
+                path.display()
+            );
+        }
+    }
     path
+}
+
+fn modified(path: &std::path::Path) -> std::time::SystemTime {
+    std::fs::metadata(path).and_then(|m| m.modified()).unwrap()
 }
 
 fn free_port() -> u16 {
