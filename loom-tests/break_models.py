@@ -158,8 +158,8 @@ MUTATIONS = {
         "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
         "a slide empties a generation still inside the window instead of the oldest",
         "src/recent/mod.rs",
-        """        let next = (seen + 1) % self.tags.generations() as u64;""",
-        """        let next = (seen + 2) % self.tags.generations() as u64;""",
+        """        let next = self.generation(seen + 1);""",
+        """        let next = self.generation(seen + 2);""",
     ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",

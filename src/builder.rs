@@ -132,17 +132,8 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
             (None, Some(items)) => buckets_for_items(items, B),
             (None, None) => return Err(BuildError::MissingSize),
         };
-        // Even (the alternate-bucket function needs it) and at least one pair.
-        let buckets = buckets.max(2).checked_next_multiple_of(2);
-        let buckets = buckets
-            .filter(|&n| n as u64 <= MAX_BUCKETS)
-            .filter(|&n| n.checked_mul(B * F::BITS as usize / 8).is_some())
-            .ok_or(BuildError::TooLarge)?;
-        let stripes = match self.stripes {
-            Some(n) if n.is_power_of_two() && n <= MAX_STRIPES => n,
-            Some(n) => return Err(BuildError::InvalidStripes(n)),
-            None => default_stripes(buckets),
-        };
+        let buckets = checked_buckets(buckets, B * F::BITS as usize / 8)?;
+        let stripes = checked_stripes(self.stripes, default_stripes(buckets))?;
         let mut raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
         if let Some(moves) = self.max_kicks {
             raw.limit_kicks(moves);
@@ -159,13 +150,39 @@ fn target_load(slots: usize) -> f64 {
     if slots == 4 { 0.95 } else { 0.98 }
 }
 
-/// Buckets needed for `items` keys. Small tables vary more in how full they get before
-/// the first failure, so they get a few spare buckets on top of the target load
-/// (`tests/capacity.rs` checks the margin over hundreds of seeds).
+/// Buckets needed for `items` keys at the target load of `slots`-slot buckets.
 pub(crate) fn buckets_for_items(items: usize, slots: usize) -> usize {
-    let slots_needed = (items as f64 / target_load(slots)).ceil() as usize;
+    buckets_at_load(items, slots, target_load(slots))
+}
+
+/// Buckets of `slots` slots for `items` keys at `load`. Small tables vary more in how
+/// full they get before the first failure, so they get a few spare buckets on top
+/// (`tests/capacity.rs` checks the margin over hundreds of seeds).
+pub(crate) fn buckets_at_load(items: usize, slots: usize, load: f64) -> usize {
+    let slots_needed = (items as f64 / load).ceil() as usize;
     let spare = 2 + (items as f64).sqrt() as usize / 16;
     slots_needed.div_ceil(slots).saturating_add(spare)
+}
+
+/// `buckets` made even (the alternate-bucket function needs it) and at least one pair;
+/// [`BuildError::TooLarge`] beyond 2^32 buckets or the address space at `bucket_bytes`
+/// bytes a bucket.
+pub(crate) fn checked_buckets(buckets: usize, bucket_bytes: usize) -> Result<usize, BuildError> {
+    buckets
+        .max(2)
+        .checked_next_multiple_of(2)
+        .filter(|&n| n as u64 <= MAX_BUCKETS)
+        .filter(|&n| n.checked_mul(bucket_bytes).is_some())
+        .ok_or(BuildError::TooLarge)
+}
+
+/// The stripe count asked for (a power of two up to [`MAX_STRIPES`]), or `default`.
+pub(crate) fn checked_stripes(asked: Option<usize>, default: usize) -> Result<usize, BuildError> {
+    match asked {
+        Some(n) if n.is_power_of_two() && n <= MAX_STRIPES => Ok(n),
+        Some(n) => Err(BuildError::InvalidStripes(n)),
+        None => Ok(default),
+    }
 }
 
 /// The most stripes a filter takes (libcuckoo's bound): beyond it the arrays stop being

@@ -22,7 +22,7 @@ mod s3fifo;
 mod throughput;
 mod trace;
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -350,10 +350,10 @@ fn print_metadata(policies: &[&'static str], results: &[Result]) {
 /// reference, and the filter ghost against the exact and the Bloom ones.
 fn print_checks(results: &[Result], references: &[Vec<reference::Row>], promote_after: u8) {
     let pp = |r: Option<&Result>| r.map(|r| 100.0 * r.hit_ratio);
-    let mut pairs: BTreeMap<(String, usize), ()> = BTreeMap::new();
-    for r in results {
-        pairs.insert((r.trace.clone(), r.cache_size), ());
-    }
+    let pairs: BTreeSet<(&str, usize)> = results
+        .iter()
+        .map(|r| (r.trace.as_str(), r.cache_size))
+        .collect();
     println!("\nDifferences in pp (goal in brackets):");
     println!(
         "{:>20} {:>7} | {:>14} | {:>14} | {:>18} | {:>20} | {:>20}",
@@ -370,12 +370,12 @@ fn print_checks(results: &[Result], references: &[Vec<reference::Row>], promote_
         "", "", "(|d| <= 0.5)", "- ref (<= 0.5)", "(|d| <= 0.3)", "(|d| <= 0.3)", "(>= -0.1)"
     );
     let show = |d: Option<f64>| d.map_or("-".to_string(), |d| format!("{d:+.2}"));
-    for (trace, size) in pairs.keys() {
-        let get = |policy| pp(find(results, trace, *size, policy));
+    for &(trace, size) in &pairs {
+        let get = |policy| pp(find(results, trace, size, policy));
         let row = references
             .iter()
             .flatten()
-            .find(|row| &row.trace == trace && row.cache_size == *size);
+            .find(|row| row.trace == trace && row.cache_size == size);
         let lru = get("lru").zip(row).map(|(v, row)| v - row.lru);
         let exact = get("s3fifo-exact")
             .zip(row)

@@ -1,7 +1,7 @@
 //! The `CF.*` commands, with RedisBloom 2.8's syntax, replies and error strings (see the
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
-use redis_module::key::RedisKeyWritable;
+use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::native::CUCKOO_TYPE;
@@ -30,6 +30,12 @@ const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong ki
 /// key's value fails; the binding words it otherwise).
 fn wrong_type(_: RedisError) -> RedisError {
     RedisError::Str(WRONG_TYPE)
+}
+
+/// The filter of a key opened for reading; `None` for an empty key, `WRONGTYPE` for
+/// another type.
+fn read_filter(key: &RedisKey) -> Result<Option<&CuckooKey>, RedisError> {
+    key.get_value::<CuckooKey>(&CUCKOO_TYPE).map_err(wrong_type)
 }
 
 /// The key's filter; `None` for an empty key, `WRONGTYPE` for another type.
@@ -223,10 +229,7 @@ pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key(key);
-    let found = key
-        .get_value::<CuckooKey>(&CUCKOO_TYPE)
-        .map_err(wrong_type)?
-        .is_some_and(|f| f.contains(item.as_slice()));
+    let found = read_filter(&key)?.is_some_and(|f| f.contains(item.as_slice()));
     Ok(RedisValue::Integer(i64::from(found)))
 }
 
@@ -236,9 +239,7 @@ pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key(&args[1]);
-    let filter = key
-        .get_value::<CuckooKey>(&CUCKOO_TYPE)
-        .map_err(wrong_type)?;
+    let filter = read_filter(&key)?;
     Ok(RedisValue::Array(
         args[2..]
             .iter()
@@ -256,10 +257,7 @@ pub fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key(key);
-    let copies = key
-        .get_value::<CuckooKey>(&CUCKOO_TYPE)
-        .map_err(wrong_type)?
-        .map_or(0, |f| f.count(item.as_slice()));
+    let copies = read_filter(&key)?.map_or(0, |f| f.count(item.as_slice()));
     Ok(RedisValue::Integer(copies as i64))
 }
 
@@ -284,10 +282,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key(key);
-    let filter = key
-        .get_value::<CuckooKey>(&CUCKOO_TYPE)
-        .map_err(wrong_type)?
-        .ok_or(RedisError::Str(NOT_FOUND))?;
+    let filter = read_filter(&key)?.ok_or(RedisError::Str(NOT_FOUND))?;
     let field = |name: &'static str, value: u64| {
         [
             RedisValue::SimpleStringStatic(name),

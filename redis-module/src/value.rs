@@ -60,14 +60,10 @@ impl CuckooKey {
             8 => Filter::Eight(builder.slots::<8>().build()?),
             _ => Filter::Four(builder.build()?),
         };
-        Ok(Self {
+        Ok(Self::assemble(
             filter,
-            capacity,
-            bucket_size,
-            max_iterations,
-            expansion,
-            deleted: 0,
-        })
+            [bucket_size, capacity, max_iterations, expansion, 0],
+        ))
     }
 
     pub fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
@@ -130,18 +126,23 @@ impl CuckooKey {
     /// The key whose [`settings`](Self::settings) and [`snapshot`](Self::snapshot) these
     /// are.
     pub fn from_parts(settings: [u64; 5], snapshot: &[u8]) -> Result<Self, DecodeError> {
-        let [bucket_size, capacity, max_iterations, expansion, deleted] = settings;
-        let filter = match bucket_size {
+        let filter = match settings[0] {
             8 => Filter::Eight(GrowableCuckooFilter::from_bytes(snapshot)?),
             _ => Filter::Four(GrowableCuckooFilter::from_bytes(snapshot)?),
         };
-        Ok(Self {
+        Ok(Self::assemble(filter, settings))
+    }
+
+    /// `filter` with the [`settings`](Self::settings) it goes with.
+    fn assemble(filter: Filter, settings: [u64; 5]) -> Self {
+        let [bucket_size, capacity, max_iterations, expansion, deleted] = settings;
+        Self {
             filter,
             capacity,
             bucket_size,
             max_iterations,
             expansion,
             deleted,
-        })
+        }
     }
 }

@@ -5,11 +5,10 @@ use std::marker::PhantomData;
 
 use super::tags::Tags;
 use super::{RecentFilter, SLOTS};
-use crate::builder::{MAX_STRIPES, default_stripes};
+use crate::builder::{buckets_at_load, checked_buckets, checked_stripes, default_stripes};
 use crate::error::BuildError;
 use crate::fingerprint::Fingerprint;
 use crate::hash::DefaultHashBuilder;
-use crate::index::MAX_BUCKETS;
 use crate::raw::RawFilter;
 
 /// The generations of a window by default: the window never shrinks below 3/4 of its
@@ -133,18 +132,16 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         let keys = generation_len
             .checked_mul(self.generations)
             .ok_or(BuildError::TooLarge)?;
-        let buckets = buckets_for_window(keys)
-            .checked_next_multiple_of(2)
-            .filter(|&n| n as u64 <= MAX_BUCKETS)
-            .filter(|&n| n.checked_mul(SLOTS * F::BITS as usize / 8).is_some())
-            .ok_or(BuildError::TooLarge)?;
-        let stripes = match self.stripes {
-            Some(n) if n.is_power_of_two() && n <= MAX_STRIPES => n,
-            Some(n) => return Err(BuildError::InvalidStripes(n)),
-            // As a `CuckooFilter`'s, but a tiny window (a ghost for a cache of a few
-            // hundred entries) gets one stripe per 4 buckets rather than 16 stripes.
-            None => default_stripes(buckets).min((buckets / 4).next_power_of_two()),
-        };
+        let buckets = checked_buckets(
+            buckets_at_load(keys, SLOTS, WINDOW_LOAD),
+            SLOTS * F::BITS as usize / 8,
+        )?;
+        // As a `CuckooFilter`'s, but a tiny window (a ghost for a cache of a few hundred
+        // entries) gets one stripe per 4 buckets rather than 16 stripes.
+        let stripes = checked_stripes(
+            self.stripes,
+            default_stripes(buckets).min((buckets / 4).next_power_of_two()),
+        )?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
         Ok(RecentFilter::from_parts(
             raw,
@@ -153,12 +150,4 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             generation_len,
         ))
     }
-}
-
-/// Buckets for a full window of `keys` keys at [`WINDOW_LOAD`], with the same few spare
-/// buckets for small tables as a [`CuckooFilter`](crate::CuckooFilter) gets.
-fn buckets_for_window(keys: usize) -> usize {
-    let slots = (keys as f64 / WINDOW_LOAD).ceil() as usize;
-    let spare = 2 + (keys as f64).sqrt() as usize / 16;
-    slots.div_ceil(SLOTS).saturating_add(spare).max(2)
 }

@@ -75,8 +75,6 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     raw: RawFilter<F, SLOTS>,
     hasher: S,
     tags: Tags,
-    /// `tags.untagged_bits()`, read by every lookup.
-    untagged_bits: u64,
     /// Inserts per generation.
     generation_len: usize,
     /// Slides so far; the current generation's tag is `epoch % generations`. Changed only
@@ -146,7 +144,6 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             raw,
             hasher,
             tags,
-            untagged_bits: tags.untagged_bits::<F>(),
             generation_len,
             epoch: AtomicU64::new(0),
             filled: CachePadded::new(AtomicUsize::new(0)),
@@ -169,7 +166,11 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Slots of `pair` that hold `c`'s fingerprint, whatever their generation.
     #[inline]
     fn matches(&self, pair: &Pair, c: Candidates) -> SlotMask {
-        match_pair::<F>(&untag_pair::<F>(pair, self.untagged_bits), c.fp, SLOTS)
+        match_pair::<F>(
+            &untag_pair::<F>(pair, self.tags.untagged_bits()),
+            c.fp,
+            SLOTS,
+        )
     }
 
     /// Whether `key` was inserted within the window (and not taken or removed since).
@@ -184,7 +185,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     pub fn contains_hash(&self, hash: u64) -> bool {
         let c = self.locate(hash);
         // By value: captured fields of `self` would be reloaded through it.
-        let (fp, untagged_bits) = (c.fp, self.untagged_bits);
+        let (fp, untagged_bits) = (c.fp, self.tags.untagged_bits());
         self.raw.read(
             c,
             move |pair| pair_holds::<F>(&untag_pair::<F>(pair, untagged_bits), fp, SLOTS),
@@ -260,12 +261,18 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         self.raw.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.raw.stripe_of(bucket));
         // The epoch is stable under the pair lock, as in `write`.
-        if tag == self.epoch.load(Ordering::Relaxed) % self.tags.generations() as u64 {
+        if tag == self.generation(self.epoch.load(Ordering::Relaxed)) {
             let _ = self
                 .filled
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
         true
+    }
+
+    /// The tag of the generation current at `epoch`.
+    #[inline]
+    fn generation(&self, epoch: u64) -> u64 {
+        epoch % self.tags.generations() as u64
     }
 
     /// Stores `c` in the current generation (or, found and `Forget`, forgets it), making
@@ -281,8 +288,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
                 let guard = self.raw.lock_candidates(c);
                 // Stable while any stripe lock is held: a slide holds them all.
                 let epoch = self.epoch.load(Ordering::Relaxed);
-                let generation = (epoch % self.tags.generations() as u64) as usize;
-                let step = self.write_locked(&guard, c, generation, on_hit);
+                let step = self.write_locked(&guard, c, self.generation(epoch), on_hit);
                 let counted = matches!(step, Step::Refreshed | Step::Stored);
                 let generation_full = counted
                     && self.filled.fetch_add(1, Ordering::Relaxed) + 1 >= self.generation_len;
@@ -317,7 +323,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         &self,
         guard: &PairGuard<'_>,
         c: Candidates,
-        generation: usize,
+        generation: u64,
         on_hit: OnHit,
     ) -> Step {
         let pair = self.raw.table.load_pair(c.i1, c.i2);
@@ -325,7 +331,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         if on_hit == OnHit::Forget && self.forget_first(guard, c, hits) {
             return Step::Forgotten;
         }
-        let tagged = c.fp | generation as u64;
+        let tagged = c.fp | generation;
         if let Some(hit) = hits.first() {
             if match_pair::<F>(&pair, tagged, SLOTS).any() {
                 return Step::Current;
@@ -353,7 +359,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         if self.epoch.load(Ordering::Relaxed) != seen {
             return;
         }
-        let next = (seen + 1) % self.tags.generations() as u64;
+        let next = self.generation(seen + 1);
         let mut removed = vec![0usize; self.raw.stripes.len()];
         for index in 0..self.raw.table.words() {
             let word = self.raw.table.load_word(index);

@@ -10,7 +10,9 @@
 //! fingerprint doubles it, as a table per generation would) and a lookup reads two
 //! buckets instead of two per generation.
 
+use super::SLOTS;
 use crate::fingerprint::{Fingerprint, Pair, fingerprint_of};
+use crate::table::Table;
 
 /// `pair` with every slot's tag masked off by `untagged_bits` (an empty slot stays 0).
 #[inline]
@@ -35,6 +37,9 @@ pub(crate) struct Tags {
     mask: u64,
     /// Generations in use (`2..=2^bits`).
     generations: usize,
+    /// The bits of a table word that remain when every slot's tag is masked off; read
+    /// by every lookup, so computed once.
+    untagged_bits: u64,
 }
 
 impl Tags {
@@ -45,10 +50,12 @@ impl Tags {
             return None;
         }
         let bits = generations.next_power_of_two().trailing_zeros();
+        let mask = (1 << bits) - 1;
         (F::BITS - bits >= 4).then_some(Self {
             bits,
-            mask: (1 << bits) - 1,
+            mask,
             generations,
+            untagged_bits: !(mask * lane_ones::<F>()),
         })
     }
 
@@ -80,10 +87,11 @@ impl Tags {
         if fp == 0 { self.mask + 1 } else { fp }
     }
 
-    /// The bits of a table word that remain when every slot's tag is masked off.
+    /// The bits of a table word that remain when every slot's tag is masked off (for
+    /// [`untag_pair`]).
     #[inline]
-    pub(crate) fn untagged_bits<F: Fingerprint>(&self) -> u64 {
-        !(self.mask * lane_ones::<F>())
+    pub(crate) fn untagged_bits(&self) -> u64 {
+        self.untagged_bits
     }
 
     /// `word` with every slot tagged `tag` emptied, in a few word operations: the tag
@@ -101,12 +109,13 @@ impl Tags {
 }
 
 /// The lowest bit of every slot of a word.
-const fn lane_ones<F: Fingerprint>() -> u64 {
+fn lane_ones<F: Fingerprint>() -> u64 {
     u64::MAX / slot_mask::<F>()
 }
 
-const fn slot_mask<F: Fingerprint>() -> u64 {
-    u64::MAX >> (64 - F::BITS)
+/// One slot's bits: the table's own mask (the bucket width does not change it).
+fn slot_mask<F: Fingerprint>() -> u64 {
+    Table::<F, SLOTS>::SLOT_MASK
 }
 
 #[cfg(test)]
