@@ -1,0 +1,196 @@
+//! What every real-server test shares: a server guard (a real `redis-server`, or the
+//! binary `REDIS_SERVER` names, on a free loopback port with its own scratch directory,
+//! killed when dropped), the built module's path, and small query helpers.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redis::{Connection, RedisResult, Value};
+
+/// A server killed when dropped, with its own scratch directory.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    pub dir: PathBuf,
+}
+
+pub fn module_path() -> PathBuf {
+    if let Ok(path) = std::env::var("CUCKOO_REDIS_MODULE") {
+        return PathBuf::from(path);
+    }
+    // target/<profile>/deps/server-<hash> -> target/<profile>/libcuckoo_redis.so
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
+    let path = profile_dir.join(format!(
+        "{}cuckoo_redis{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        path.exists(),
+        "module not built at {}: run `cargo build -p cuckoo-redis` first",
+        path.display()
+    );
+    // A test build does not rebuild the .so: refuse one older than the module's sources
+    // or the library's, so that the servers never run older code than the tests expect.
+    let built = modified(&path);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["src", "../src", "../src/format", "../src/recent"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let source = entry.path();
+            assert!(
+                modified(&source) <= built,
+                "{} is newer than the module at {}: run `cargo build -p cuckoo-redis` first",
+                source.display(),
+                path.display()
+            );
+        }
+    }
+    path
+}
+
+pub fn modified(path: &std::path::Path) -> std::time::SystemTime {
+    std::fs::metadata(path).and_then(|m| m.modified()).unwrap()
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Server {
+    pub fn start(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self::start_in(dir, &[])
+    }
+
+    pub fn start_in(dir: PathBuf, extra: &[&str]) -> Self {
+        let port = free_port();
+        let server = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let child = Command::new(&server)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args([
+                "--dir",
+                dir.to_str().unwrap(),
+                "--enable-debug-command",
+                "yes",
+            ])
+            .arg("--loadmodule")
+            .arg(module_path())
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {server}: {e} (install redis-server, or set REDIS_SERVER)")
+            });
+        let server = Self { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.try_connection().is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server on port {port} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    pub fn try_connection(&self) -> RedisResult<Connection> {
+        let mut con =
+            redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?.get_connection()?;
+        redis::cmd("PING").query::<String>(&mut con)?;
+        Ok(con)
+    }
+
+    pub fn connection(&self) -> Connection {
+        self.try_connection().expect("a connection")
+    }
+
+    /// Stops the server and starts another on the same directory (and its RDB file).
+    pub fn restart(mut self, extra: &[&str]) -> Self {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = std::mem::take(&mut self.dir);
+        std::mem::forget(self);
+        Self::start_in(dir, extra)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn query<T: redis::FromRedisValue>(con: &mut Connection, args: &[&str]) -> RedisResult<T> {
+    let mut cmd = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query(con)
+}
+
+/// The error text of a reply that must be an error.
+pub fn error(con: &mut Connection, args: &[&str]) -> String {
+    match query::<Value>(con, args) {
+        Err(e) => {
+            let code = e.code().unwrap_or("").to_string();
+            let detail = e.detail().unwrap_or("").to_string();
+            format!("{code} {detail}").trim().to_string()
+        }
+        Ok(v) => panic!("{args:?} should fail, replied {v:?}"),
+    }
+}
+
+pub fn digest(con: &mut Connection, key: &str) -> String {
+    let digests: Vec<String> = query(con, &["DEBUG", "DIGEST-VALUE", key]).unwrap();
+    digests.into_iter().next().expect("one digest per key")
+}
+
+/// Adds `items` items (pipelined, each add must succeed) and returns how many of them
+/// `CF.MEXISTS` finds.
+pub fn add_and_count(con: &mut Connection, key: &str, items: u64) -> u64 {
+    let names: Vec<String> = (0..items).map(|i| format!("item:{i}")).collect();
+    for chunk in names.chunks(10_000) {
+        let mut pipe = redis::pipe();
+        for name in chunk {
+            pipe.cmd("CF.ADD").arg(key).arg(name);
+        }
+        let replies: Vec<i64> = pipe.query(con).unwrap();
+        assert!(replies.iter().all(|&r| r == 1), "an add failed");
+    }
+    let mut found = 0;
+    for chunk in names.chunks(10_000) {
+        let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+            .arg(key)
+            .arg(chunk)
+            .query(con)
+            .unwrap();
+        found += hits.iter().filter(|&&h| h == 1).count() as u64;
+    }
+    found
+}
