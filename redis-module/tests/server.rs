@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Server, add_and_count, digest, error, query};
-use redis::{Connection, Value};
+use redis::Value;
 
 #[test]
 fn commands_reply_as_redisbloom_does() {
