@@ -335,6 +335,38 @@ fn a_grown_filter_travels_in_chunks() {
     assert!(copy.contains_many(0..5_000u64).all(|hit| hit));
 }
 
+/// Dumps of two filters of one shape (same sub-filters, same lengths, other keys)
+/// carry different identities, so a loader refuses one's chunk among the other's. (The
+/// checksum that ends a growable encoding is the same for both: it covers records that
+/// end in their own CRC-32.)
+#[test]
+fn chunks_of_another_grown_filter_of_the_same_shape_are_refused() {
+    let filter = grown(5_000);
+    let other = GrowableCuckooFilter::builder()
+        .capacity(100)
+        .growth(3)
+        .max_sub_filters(9)
+        .build()
+        .unwrap();
+    other.insert_many(1_000_000..1_005_000u64).unwrap();
+    assert_eq!(other.sub_filters(), filter.sub_filters());
+    let (ours, theirs) = (filter.dump_chunks(1_000), other.dump_chunks(1_000));
+    assert_eq!(ours.encoding_len(), theirs.encoding_len(), "same shape");
+    assert_ne!(ours.identity(), theirs.identity());
+    let (ours, theirs): (Vec<_>, Vec<_>) = (ours.collect(), theirs.collect());
+    let mut loader = ChunkLoader::new();
+    loader.push(&ours[0]).unwrap();
+    assert!(matches!(
+        loader.push(&theirs[1]),
+        Err(DecodeError::ForeignChunk)
+    ));
+    // An unchanged filter dumps under the same identity again.
+    assert_eq!(
+        filter.dump_chunks(1_000).identity(),
+        filter.dump_chunks(4_096).identity()
+    );
+}
+
 /// Snapshots taken while two writers insert (and the filter grows): each holds every
 /// key acknowledged before it began. 32-bit fingerprints: no two keys share one.
 #[test]

@@ -2,15 +2,21 @@
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
 use redis_module::key::{RedisKey, RedisKeyWritable};
-use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue, raw};
 
+use crate::config::{self, COUNTERS, count, current};
+use crate::dump::{Dump, HEADER_CURSOR, LoadError, PartialLoad};
 use crate::native::CUCKOO_TYPE;
-use crate::value::{
-    CuckooKey, DEFAULT_BUCKET_SIZE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
-};
+use crate::value::{CuckooKey, KeyValue, Settings};
 
 const FULL: &str = "Filter is full";
+const MAX_EXPANSIONS: &str = "Maximum expansions reached";
 const NOT_FOUND: &str = "ERR not found";
+const LOADING: &str = "ERR the filter is still being loaded with CF.LOADCHUNK";
+const INVALID_POSITION: &str = "Invalid position";
+const BAD_CHUNK: &str = "Couldn't load chunk!";
+const INVALID_HEADER: &str = "Invalid header";
+const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// Whether `word` is the option `name`, in any case.
 fn is(word: &RedisString, name: &str) -> bool {
@@ -24,138 +30,181 @@ fn number(value: Option<&RedisString>, error: &'static str) -> Result<u64, Redis
         .ok_or(RedisError::Str(error))
 }
 
-const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 /// Redis's own `WRONGTYPE` reply for a key of another type (the only way reading a
 /// key's value fails; the binding words it otherwise).
 fn wrong_type(_: RedisError) -> RedisError {
     RedisError::Str(WRONG_TYPE)
 }
 
-/// The filter of a key opened for reading; `None` for an empty key, `WRONGTYPE` for
-/// another type.
+/// The value of a key opened for reading; `None` for an empty key.
+fn read_value(key: &RedisKey) -> Result<Option<&KeyValue>, RedisError> {
+    key.get_value::<KeyValue>(&CUCKOO_TYPE).map_err(wrong_type)
+}
+
+/// The value of a key opened for writing; `None` for an empty key.
+fn write_value(key: &RedisKeyWritable) -> Result<Option<&mut KeyValue>, RedisError> {
+    key.get_value::<KeyValue>(&CUCKOO_TYPE).map_err(wrong_type)
+}
+
+/// The filter of a key opened for reading; `None` for an empty key, an error for a key
+/// of another type or one whose load has not finished.
 fn read_filter(key: &RedisKey) -> Result<Option<&CuckooKey>, RedisError> {
-    key.get_value::<CuckooKey>(&CUCKOO_TYPE).map_err(wrong_type)
+    match read_value(key)? {
+        None => Ok(None),
+        Some(KeyValue::Ready(filter)) => Ok(Some(filter)),
+        Some(KeyValue::Loading(_)) => Err(RedisError::Str(LOADING)),
+    }
 }
 
-/// The key's filter; `None` for an empty key, `WRONGTYPE` for another type.
-fn filter_of(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisError> {
-    key.get_value::<CuckooKey>(&CUCKOO_TYPE).map_err(wrong_type)
+/// [`read_filter`] for a key opened for writing.
+fn write_filter(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisError> {
+    match write_value(key)? {
+        None => Ok(None),
+        Some(KeyValue::Ready(filter)) => Ok(Some(filter)),
+        Some(KeyValue::Loading(_)) => Err(RedisError::Str(LOADING)),
+    }
 }
 
-fn create(
-    key: &RedisKeyWritable,
-    capacity: u64,
-    bucket_size: u64,
-    max_iterations: u64,
-    expansion: u64,
-) -> Result<(), RedisError> {
-    let value = CuckooKey::new(capacity, bucket_size, max_iterations, expansion)
+/// The settings a new filter takes where a command gives none: the module's configs.
+fn default_settings(capacity: u64) -> Settings {
+    Settings {
+        bucket_size: config::BUCKET_SIZE.get() as u64,
+        capacity,
+        max_iterations: current(&config::MAX_ITERATIONS),
+        expansion: current(&config::EXPANSION),
+        deleted: 0,
+    }
+}
+
+fn create(key: &RedisKeyWritable, settings: Settings) -> Result<(), RedisError> {
+    let bits = config::FINGERPRINT_BITS.get() as u32;
+    let filter = CuckooKey::new(settings, bits)
         .map_err(|_| RedisError::Str("ERR Could not create filter"))?;
-    key.set_value(&CUCKOO_TYPE, value).map_err(wrong_type)
+    key.set_value(&CUCKOO_TYPE, KeyValue::Ready(filter))
+        .map_err(wrong_type)?;
+    count(&COUNTERS.filters_created, 1);
+    Ok(())
 }
 
-/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`
+/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`. The
+/// options are checked before the key, as RedisBloom does.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    let key = ctx.open_key_writable(&args[1]);
-    if filter_of(&key)?.is_some() {
-        return Err(RedisError::Str("ERR item exists"));
-    }
     let capacity = args[2]
-        .parse_unsigned_integer()
-        .ok()
-        .filter(|&c| c > 0)
-        .ok_or(RedisError::Str("Bad capacity"))?;
-    let (mut bucket_size, mut max_iterations, mut expansion) = (
-        DEFAULT_BUCKET_SIZE,
-        DEFAULT_MAX_ITERATIONS,
-        DEFAULT_EXPANSION,
-    );
+        .parse_integer()
+        .map_err(|_| RedisError::Str("Bad capacity"))?;
+    let mut settings = default_settings(0);
     for pair in args[3..].chunks(2) {
         let value = pair.get(1);
         if is(&pair[0], "BUCKETSIZE") {
-            bucket_size = number(value, "Couldn't parse BUCKETSIZE")?;
-            if bucket_size != 4 && bucket_size != 8 {
+            settings.bucket_size = number(value, "Couldn't parse BUCKETSIZE")?;
+            if !matches!(settings.bucket_size, 4 | 8) {
                 return Err(RedisError::Str(
                     "ERR BUCKETSIZE must be 4 or 8 (this filter's bucket geometries)",
                 ));
             }
         } else if is(&pair[0], "MAXITERATIONS") {
-            max_iterations = number(value, "Couldn't parse MAXITERATIONS")?;
-            if max_iterations == 0 {
+            settings.max_iterations = number(value, "Couldn't parse MAXITERATIONS")?;
+            if !(1..=65535).contains(&settings.max_iterations) {
                 return Err(RedisError::Str(
                     "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
                 ));
             }
         } else if is(&pair[0], "EXPANSION") {
-            expansion = number(value, "Couldn't parse EXPANSION")?;
+            settings.expansion = number(value, "Couldn't parse EXPANSION")?;
+            if settings.expansion > 32768 {
+                return Err(RedisError::Str(
+                    "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+                ));
+            }
         } else {
+            // RedisBloom ignores a word it does not know; a misspelt option is refused
+            // here instead of silently taking the default.
             return Err(RedisError::Str("ERR syntax error"));
         }
     }
-    create(&key, capacity, bucket_size, max_iterations, expansion)?;
+    if capacity < 2 * settings.bucket_size as i64 {
+        return Err(RedisError::Str(
+            "Capacity must be at least (BucketSize * 2)",
+        ));
+    }
+    settings.capacity = capacity as u64;
+    let key = ctx.open_key_writable(&args[1]);
+    if write_value(&key)?.is_some() {
+        return Err(RedisError::Str("ERR item exists"));
+    }
+    create(&key, settings)?;
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// The filter of `key`, made with the defaults (and `capacity`) if the key is empty.
+/// The filter of `key`, made with the module's defaults (and `capacity`) if the key is
+/// empty.
 fn filter_or_create(key: &RedisKeyWritable, capacity: u64) -> Result<&mut CuckooKey, RedisError> {
-    if filter_of(key)?.is_none() {
-        create(
-            key,
-            capacity,
-            DEFAULT_BUCKET_SIZE,
-            DEFAULT_MAX_ITERATIONS,
-            DEFAULT_EXPANSION,
-        )?;
+    if write_value(key)?.is_none() {
+        create(key, default_settings(capacity))?;
     }
-    filter_of(key)?.ok_or(RedisError::Str("ERR Could not create filter"))
+    write_filter(key)?.ok_or(RedisError::Str("ERR Could not create filter"))
 }
 
-/// `CF.ADD key item`: 1, or `Filter is full`.
-pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
-        return Err(RedisError::WrongArity);
+/// One insert, counted; `Ok(true)` if the item was added.
+fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, RedisError> {
+    let result = if unique {
+        filter.insert_unique(item)
+    } else {
+        filter.insert(item).map(|()| true)
     };
-    let key = ctx.open_key_writable(key);
-    let filter = filter_or_create(&key, DEFAULT_CAPACITY)?;
-    match filter.insert(item.as_slice()) {
-        Ok(()) => {
-            ctx.replicate_verbatim();
-            Ok(RedisValue::Integer(1))
-        }
-        Err(_) => Err(RedisError::Str(FULL)),
-    }
-}
-
-/// `CF.ADDNX key item`: 1 if added, 0 if (probably) present, or `Filter is full`.
-pub fn add_nx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
-        return Err(RedisError::WrongArity);
-    };
-    let key = ctx.open_key_writable(key);
-    let filter = filter_or_create(&key, DEFAULT_CAPACITY)?;
-    match filter.insert_unique(item.as_slice()) {
+    match result {
         Ok(added) => {
-            if added {
-                ctx.replicate_verbatim();
-            }
-            Ok(RedisValue::Integer(i64::from(added)))
+            count(&COUNTERS.items_added, u64::from(added));
+            Ok(added)
         }
-        Err(_) => Err(RedisError::Str(FULL)),
+        Err(_) => {
+            count(&COUNTERS.inserts_refused, 1);
+            // A filter that may grow but has all its sub-filters says so, as RedisBloom
+            // does; one made never to grow (EXPANSION 0) is simply full.
+            let limit = filter.settings.expansion > 0 && filter.at_sub_filter_limit();
+            Err(RedisError::Str(if limit { MAX_EXPANSIONS } else { FULL }))
+        }
     }
+}
+
+/// `CF.ADD key item` (1) and `CF.ADDNX key item` (1 if added, 0 if probably present),
+/// booleans under RESP3; `Filter is full` if it cannot be added.
+fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult {
+    let [_, key, item] = &args[..] else {
+        return Err(RedisError::WrongArity);
+    };
+    let key = ctx.open_key_writable(key);
+    let existed = write_value(&key)?.is_some();
+    let filter = filter_or_create(&key, current(&config::DEFAULT_CAPACITY))?;
+    let added = insert_one(filter, item.as_slice(), unique);
+    // A created key is a write even when the item then did not fit.
+    if added.as_ref().is_ok_and(|&added| added) || !existed {
+        ctx.replicate_verbatim();
+    }
+    Ok(RedisValue::Bool(added?))
+}
+
+pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    add_item(ctx, args, false)
+}
+
+pub fn add_nx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    add_item(ctx, args, true)
 }
 
 /// `CF.INSERT key [CAPACITY n] [NOCREATE] ITEMS item...` (and `CF.INSERTNX`): one reply
-/// per item, 1 added, 0 present (`INSERTNX` only), -1 the filter is full.
+/// per item, 1 added, 0 present (`INSERTNX` only), -1 the filter is full. Under RESP3,
+/// `CF.INSERT` answers booleans (false: full) and `CF.INSERTNX` keeps its integers, as
+/// RedisBloom 2.8 does.
 fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let mut capacity = DEFAULT_CAPACITY;
+    let mut capacity = current(&config::DEFAULT_CAPACITY);
     let mut create_missing = true;
     let mut position = 2;
     let items = loop {
@@ -182,29 +231,27 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let existed = filter_of(&key)?.is_some();
+    let existed = write_value(&key)?.is_some();
     if !existed && !create_missing {
         return Err(RedisError::Str(NOT_FOUND));
     }
     let filter = filter_or_create(&key, capacity)?;
+    let booleans = !unique && resp3(ctx);
     let mut changed = !existed;
     let replies = items
         .iter()
         .map(|item| {
-            let reply = if unique {
-                match filter.insert_unique(item.as_slice()) {
-                    Ok(true) => 1,
-                    Ok(false) => 0,
-                    Err(_) => -1,
-                }
-            } else {
-                match filter.insert(item.as_slice()) {
-                    Ok(()) => 1,
-                    Err(_) => -1,
-                }
+            let reply = match insert_one(filter, item.as_slice(), unique) {
+                Ok(true) => 1,
+                Ok(false) => 0,
+                Err(_) => -1,
             };
             changed |= reply == 1;
-            RedisValue::Integer(reply)
+            if booleans {
+                RedisValue::Bool(reply == 1)
+            } else {
+                RedisValue::Integer(reply)
+            }
         })
         .collect();
     // A created key or any added item is a write; a call that changed nothing is not
@@ -223,85 +270,217 @@ pub fn insert_nx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     insert_items(ctx, args, true)
 }
 
-/// `CF.EXISTS key item`: 1 if (probably) present, 0 if not or the key is empty.
+/// Runs `reply` on the filter of a key opened for reading (`None` for an empty key).
+fn with_read_filter(
+    ctx: &Context,
+    key: &RedisString,
+    reply: impl FnOnce(Option<&CuckooKey>) -> RedisResult,
+) -> RedisResult {
+    let key = ctx.open_key(key);
+    reply(read_filter(&key)?)
+}
+
+/// `CF.EXISTS key item`: 1 if (probably) present, 0 if not or the key is empty
+/// (booleans under RESP3).
 pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key(key);
-    let found = read_filter(&key)?.is_some_and(|f| f.contains(item.as_slice()));
-    Ok(RedisValue::Integer(i64::from(found)))
+    with_read_filter(ctx, key, |filter| {
+        count(&COUNTERS.lookups, 1);
+        Ok(RedisValue::Bool(
+            filter.is_some_and(|f| f.contains(item.as_slice())),
+        ))
+    })
 }
 
-/// `CF.MEXISTS key item...`: one 1/0 per item.
+/// `CF.MEXISTS key item...`: one 1/0 per item (booleans under RESP3).
 pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    let key = ctx.open_key(&args[1]);
-    let filter = read_filter(&key)?;
-    Ok(RedisValue::Array(
-        args[2..]
-            .iter()
-            .map(|item| {
-                let found = filter.as_ref().is_some_and(|f| f.contains(item.as_slice()));
-                RedisValue::Integer(i64::from(found))
-            })
-            .collect(),
-    ))
+    with_read_filter(ctx, &args[1], |filter| {
+        count(&COUNTERS.lookups, args.len() as u64 - 2);
+        Ok(RedisValue::Array(
+            args[2..]
+                .iter()
+                .map(|item| RedisValue::Bool(filter.is_some_and(|f| f.contains(item.as_slice()))))
+                .collect(),
+        ))
+    })
 }
 
 /// `CF.COUNT key item`: copies of the item's fingerprint (never fewer than were added).
-pub fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+pub fn count_item(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key(key);
-    let copies = read_filter(&key)?.map_or(0, |f| f.count(item.as_slice()));
-    Ok(RedisValue::Integer(copies as i64))
+    with_read_filter(ctx, key, |filter| {
+        let copies = filter.map_or(0, |f| f.count(item.as_slice()));
+        Ok(RedisValue::Integer(copies as i64))
+    })
 }
 
-/// `CF.DEL key item`: 1 if one copy was removed, 0 if none; `ERR not found` without
-/// the key.
+/// `CF.DEL key item`: 1 if one copy was removed, 0 if none (booleans under RESP3);
+/// `Not found` without the key (RedisBloom's words, without `ERR`).
 pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key_writable(key);
-    let filter = filter_of(&key)?.ok_or(RedisError::Str(NOT_FOUND))?;
+    let filter = write_filter(&key)?.ok_or(RedisError::Str("Not found"))?;
     let removed = filter.remove(item.as_slice());
     if removed {
+        count(&COUNTERS.items_deleted, 1);
         ctx.replicate_verbatim();
     }
-    Ok(RedisValue::Integer(i64::from(removed)))
+    Ok(RedisValue::Bool(removed))
 }
 
-/// `CF.INFO key`: RedisBloom's eight fields in its order.
+/// Whether the calling client speaks RESP3.
+fn resp3(ctx: &Context) -> bool {
+    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
+}
+
+/// `CF.INFO key`: RedisBloom's eight fields in its order, then this filter's own; a
+/// map under RESP3, a flat name-value array under RESP2 (Redis flattens the map).
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key(key);
-    let filter = read_filter(&key)?.ok_or(RedisError::Str(NOT_FOUND))?;
-    let field = |name: &'static str, value: u64| {
-        [
-            RedisValue::SimpleStringStatic(name),
-            RedisValue::Integer(value as i64),
-        ]
+    with_read_filter(ctx, key, |filter| {
+        let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
+        let settings = &filter.settings;
+        let int = |value: u64| RedisValue::Integer(value as i64);
+        let fields = [
+            ("Size", int(filter.memory_usage() as u64)),
+            ("Number of buckets", int(filter.buckets() as u64)),
+            ("Number of filters", int(filter.sub_filters() as u64)),
+            ("Number of items inserted", int(filter.len() as u64)),
+            ("Number of items deleted", int(settings.deleted)),
+            ("Bucket size", int(settings.bucket_size)),
+            ("Expansion rate", int(settings.expansion)),
+            ("Max iterations", int(settings.max_iterations)),
+            (
+                "Fingerprint bits",
+                int(u64::from(filter.fingerprint_bits())),
+            ),
+            (
+                "False positive bound",
+                RedisValue::Float(filter.false_positive_bound()),
+            ),
+        ];
+        // The binding's maps are unordered or sorted by key; the order is the reply's.
+        raw::reply_with_map(ctx.ctx, fields.len() as _);
+        for (name, value) in fields {
+            ctx.reply(Ok(RedisValue::SimpleStringStatic(name)));
+            ctx.reply(Ok(value));
+        }
+        Ok(RedisValue::NoReply)
+    })
+}
+
+/// The configured dump piece size.
+fn chunk_bytes() -> usize {
+    usize::try_from(current(&config::DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX)
+}
+
+/// `CF.SCANDUMP key cursor`: `[next cursor, piece]`, and `[0, nil]` after the last
+/// piece. Cursor 0 takes a new snapshot; later cursors read the same one.
+pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    let [_, key, cursor] = &args[..] else {
+        return Err(RedisError::WrongArity);
     };
-    Ok(RedisValue::Array(
-        [
-            field("Size", filter.memory_usage() as u64),
-            field("Number of buckets", filter.buckets() as u64),
-            field("Number of filters", filter.sub_filters() as u64),
-            field("Number of items inserted", filter.len() as u64),
-            field("Number of items deleted", filter.deleted),
-            field("Bucket size", filter.bucket_size),
-            field("Expansion rate", filter.expansion),
-            field("Max iterations", filter.max_iterations),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-    ))
+    let cursor = cursor
+        .parse_integer()
+        .ok()
+        .and_then(|c| u64::try_from(c).ok())
+        .ok_or(RedisError::Str(INVALID_POSITION))?;
+    with_read_filter(ctx, key, |filter| {
+        let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
+        let mut dump = filter
+            .dump
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A dump starts at cursor 0; one asked to go on without its snapshot (the
+        // server restarted, or another dump replaced it) takes a new one, whose chunks a
+        // loader refuses if the filter changed in between.
+        if cursor == 0 || dump.is_none() {
+            *dump = Some(Dump::of(filter, chunk_bytes()));
+        }
+        let pieces = dump.as_ref().map_or(0, Dump::len);
+        if cursor > pieces {
+            return Err(RedisError::Str(INVALID_POSITION));
+        }
+        let Some(piece) = dump.as_ref().and_then(|d| d.piece(cursor)) else {
+            // Every piece has been sent: the snapshot is no longer needed.
+            *dump = None;
+            return Ok(RedisValue::Array(vec![
+                RedisValue::Integer(0),
+                RedisValue::Null,
+            ]));
+        };
+        count(&COUNTERS.dump_pieces_sent, 1);
+        Ok(RedisValue::Array(vec![
+            RedisValue::Integer((cursor + 1) as i64),
+            RedisValue::StringBuffer(piece.to_vec()),
+        ]))
+    })
+}
+
+/// `CF.LOADCHUNK key cursor data`: takes one piece of a `CF.SCANDUMP`, each with the
+/// cursor it came with. The header (cursor 1) starts a load into an empty key (or
+/// restarts an unfinished one); the key holds the filter once its last chunk is in.
+/// A refused piece changes nothing.
+pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    let [_, key, cursor, data] = &args[..] else {
+        return Err(RedisError::WrongArity);
+    };
+    let cursor = cursor
+        .parse_integer()
+        .ok()
+        .and_then(|c| u64::try_from(c).ok())
+        .filter(|&c| c >= HEADER_CURSOR)
+        .ok_or(RedisError::Str(INVALID_POSITION))?;
+    let key = ctx.open_key_writable(key);
+    let refused = |error: LoadError| {
+        count(&COUNTERS.chunks_refused, 1);
+        RedisError::Str(match error {
+            LoadError::InvalidPosition => INVALID_POSITION,
+            LoadError::InvalidHeader => INVALID_HEADER,
+            LoadError::BadChunk(why) => {
+                // The reply keeps RedisBloom's words; the log says why.
+                ctx.log_notice(&format!(
+                    "CF.LOADCHUNK refused a chunk at cursor {cursor}: {why}"
+                ));
+                BAD_CHUNK
+            }
+        })
+    };
+    let loaded = if cursor == HEADER_CURSOR {
+        if let Some(KeyValue::Ready(_)) = write_value(&key)? {
+            return Err(RedisError::Str("ERR item exists"));
+        }
+        let load = PartialLoad::start(data.as_slice()).map_err(refused)?;
+        KeyValue::Loading(load)
+    } else {
+        match write_value(&key)? {
+            None => return Err(RedisError::Str(NOT_FOUND)),
+            Some(KeyValue::Ready(_)) => return Err(refused(LoadError::InvalidPosition)),
+            Some(KeyValue::Loading(load)) => {
+                match load.push(cursor, data.as_slice()).map_err(refused)? {
+                    Some(filter) => KeyValue::Ready(filter),
+                    None => {
+                        count(&COUNTERS.chunks_loaded, 1);
+                        ctx.replicate_verbatim();
+                        return Ok(RedisValue::SimpleStringStatic("OK"));
+                    }
+                }
+            }
+        }
+    };
+    key.set_value(&CUCKOO_TYPE, loaded).map_err(wrong_type)?;
+    count(&COUNTERS.chunks_loaded, 1);
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
 }

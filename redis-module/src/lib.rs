@@ -1,25 +1,39 @@
 //! A Redis (and Valkey) module that serves this workspace's cuckoo filter behind
 //! RedisBloom's `CF.*` commands.
 //!
-//! Each key holds a [`value::CuckooKey`]: a `GrowableCuckooFilter` (16-bit fingerprints,
-//! 4 or 8 slots per bucket) and the counters `CF.INFO` reports. Commands are in
-//! `commands.rs`, the native type's callbacks (RDB, free, memory, copy) in `native.rs`.
+//! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
+//! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
+//! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
+//! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
+//! counters in `config.rs`, and the native type's callbacks (RDB, AOF, free, memory,
+//! copy, digest) in `native.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
 
 mod commands;
+mod config;
+mod dump;
 mod native;
 mod value;
 
-use redis_module::redis_module;
+use redis_module::configuration::ConfigurationFlags;
+use std::os::raw::c_int;
+
+use redis_module::{Context, InfoContext, RedisString, Status, raw, redis_module};
 
 pub use native::CUCKOO_TYPE;
+
+use config::{
+    BUCKET_SIZE, CAPACITY_RANGE, DEFAULT_CAPACITY, DUMP_CHUNK_BYTES, DUMP_CHUNK_RANGE, EXPANSION,
+    EXPANSION_RANGE, FINGERPRINT_BITS, MAX_ITERATIONS, MAX_ITERATIONS_RANGE,
+};
 
 redis_module! {
     name: "cuckoofilter",
     version: 1,
     allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
     data_types: [CUCKOO_TYPE],
+    init: init,
     commands: [
         ["CF.RESERVE", commands::reserve, "write deny-oom", 1, 1, 1, ""],
         ["CF.ADD", commands::add, "write deny-oom", 1, 1, 1, ""],
@@ -28,8 +42,36 @@ redis_module! {
         ["CF.INSERTNX", commands::insert_nx, "write deny-oom", 1, 1, 1, ""],
         ["CF.EXISTS", commands::exists, "readonly fast", 1, 1, 1, ""],
         ["CF.MEXISTS", commands::mexists, "readonly fast", 1, 1, 1, ""],
-        ["CF.COUNT", commands::count, "readonly fast", 1, 1, 1, ""],
+        ["CF.COUNT", commands::count_item, "readonly fast", 1, 1, 1, ""],
         ["CF.DEL", commands::del, "write fast", 1, 1, 1, ""],
         ["CF.INFO", commands::info, "readonly fast", 1, 1, 1, ""],
+        ["CF.SCANDUMP", commands::scandump, "readonly", 1, 1, 1, ""],
+        ["CF.LOADCHUNK", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
     ],
+    configurations: [
+        i64: [
+            ["default-capacity", &DEFAULT_CAPACITY, 1024, CAPACITY_RANGE.0, CAPACITY_RANGE.1, ConfigurationFlags::DEFAULT, None],
+            ["fingerprint-bits", &FINGERPRINT_BITS, 16, 8, 16, ConfigurationFlags::DEFAULT, None],
+            ["bucket-size", &BUCKET_SIZE, 4, 4, 8, ConfigurationFlags::DEFAULT, None],
+            ["expansion", &EXPANSION, 1, EXPANSION_RANGE.0, EXPANSION_RANGE.1, ConfigurationFlags::DEFAULT, None],
+            ["max-iterations", &MAX_ITERATIONS, 20, MAX_ITERATIONS_RANGE.0, MAX_ITERATIONS_RANGE.1, ConfigurationFlags::DEFAULT, None],
+            ["dump-chunk-bytes", &DUMP_CHUNK_BYTES, 4 << 20, DUMP_CHUNK_RANGE.0, DUMP_CHUNK_RANGE.1, ConfigurationFlags::MEMORY, None],
+        ],
+        string: [],
+        bool: [],
+        enum: [],
+        module_args_as_configuration: true,
+    ]
+}
+
+/// Registers the module's `INFO` section (`INFO cuckoofilter`). The binding registers
+/// a handler of its own first; Redis keeps the last one registered.
+fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+    raw::register_info_function(ctx.ctx, Some(info_section));
+    Status::Ok
+}
+
+extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, for_crash_report: c_int) {
+    // A section that fails to build only loses the section.
+    let _ = config::info(&InfoContext::new(ctx), for_crash_report != 0);
 }

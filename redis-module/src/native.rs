@@ -1,20 +1,31 @@
-//! The native type behind a `CF.*` key: how Redis saves, loads, frees, measures, copies
-//! and digests it. These are C callbacks, the one place this crate needs `unsafe`.
+//! The native type behind a `CF.*` key: how Redis saves, loads, rewrites, frees,
+//! measures, copies and digests it. These are C callbacks, the one place this crate
+//! needs `unsafe`.
 //!
-//! RDB record (encoding version 0): the key's settings (`CuckooKey::settings`, five
-//! unsigned integers), then the filter in the library's snapshot format
-//! (versioned and checksummed, so a damaged record fails to load instead of loading a
-//! wrong filter).
+//! RDB record, encoding version 1: a kind, then for a filter (kind 0) the key's
+//! settings (`Settings::to_array`, five unsigned integers) and the filter in the
+//! library's snapshot format (versioned and checksummed, so a damaged record fails to
+//! load instead of loading a wrong filter); for a load in progress (kind 1) the number
+//! of `CF.LOADCHUNK` pieces received and each piece. Version 0 records (a filter
+//! without the kind) still load.
+//!
+//! AOF rewrite: one `CF.LOADCHUNK` per piece of a dump of the key, so replaying the
+//! file rebuilds the same table.
 
-use std::os::raw::{c_int, c_void};
+use std::os::raw::{c_int, c_longlong, c_void};
 
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::value::CuckooKey;
+use crate::config::{self, current};
+use crate::dump::{Dump, PartialLoad};
+use crate::value::{CuckooKey, KeyValue, Settings};
 
 /// Encoding version of the RDB record.
-const ENCODING_VERSION: c_int = 0;
+const ENCODING_VERSION: c_int = 1;
+/// Record kinds (version 1).
+const KIND_FILTER: u64 = 0;
+const KIND_LOADING: u64 = 1;
 
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     // Nine characters, unique among modules: the type's name in RDB files.
@@ -24,7 +35,7 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
-        aof_rewrite: None,
+        aof_rewrite: Some(aof_rewrite),
         free: Some(free),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
@@ -48,48 +59,118 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
 /// # Safety
 ///
 /// `value` must be a pointer this module gave Redis for a key of this type (from
-/// `Box<CuckooKey>`), still alive.
-unsafe fn key_of<'a>(value: *const c_void) -> &'a CuckooKey {
+/// `Box<KeyValue>`), still alive.
+unsafe fn value_of<'a>(value: *const c_void) -> &'a KeyValue {
     // SAFETY: the caller's contract: Redis hands back the pointer `set_value` or
-    // `rdb_load`/`copy` made from a live `Box<CuckooKey>`.
-    unsafe { &*value.cast::<CuckooKey>() }
+    // `rdb_load`/`copy` made from a live `Box<KeyValue>`.
+    unsafe { &*value.cast::<KeyValue>() }
+}
+
+/// Hands a value to Redis, which frees it through [`free`].
+fn into_raw(value: KeyValue) -> *mut c_void {
+    Box::into_raw(Box::new(value)).cast()
 }
 
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     // SAFETY: Redis passes a live value of this type.
-    let key = unsafe { key_of(value) };
-    for field in key.settings() {
-        raw::save_unsigned(rdb, field);
+    match unsafe { value_of(value) } {
+        KeyValue::Ready(key) => {
+            raw::save_unsigned(rdb, KIND_FILTER);
+            for field in key.settings.to_array() {
+                raw::save_unsigned(rdb, field);
+            }
+            raw::save_slice(rdb, &key.snapshot());
+        }
+        KeyValue::Loading(load) => {
+            raw::save_unsigned(rdb, KIND_LOADING);
+            raw::save_unsigned(rdb, load.pieces().len() as u64);
+            for piece in load.pieces() {
+                raw::save_slice(rdb, piece);
+            }
+        }
     }
-    raw::save_slice(rdb, &key.snapshot());
 }
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    if encver != ENCODING_VERSION {
-        return std::ptr::null_mut();
-    }
-    let load = || -> Option<CuckooKey> {
+    let filter = || -> Option<KeyValue> {
         let mut settings = [0u64; 5];
         for field in &mut settings {
             *field = raw::load_unsigned(rdb).ok()?;
         }
         let bytes = raw::load_string_buffer(rdb).ok()?;
-        CuckooKey::from_parts(settings, bytes.as_ref()).ok()
+        let key = CuckooKey::from_parts(Settings::from_array(settings), bytes.as_ref()).ok()?;
+        Some(KeyValue::Ready(key))
+    };
+    let loading = || -> Option<KeyValue> {
+        let count = raw::load_unsigned(rdb).ok()?;
+        let pieces = (0..count)
+            .map(|_| {
+                raw::load_string_buffer(rdb)
+                    .ok()
+                    .map(|b| b.as_ref().to_vec())
+            })
+            .collect::<Option<Vec<_>>>()?;
+        PartialLoad::resume(&pieces).ok().map(KeyValue::Loading)
+    };
+    let value = match encver {
+        0 => filter(),
+        ENCODING_VERSION => match raw::load_unsigned(rdb).ok() {
+            Some(KIND_FILTER) => filter(),
+            Some(KIND_LOADING) => loading(),
+            _ => None,
+        },
+        _ => None,
     };
     // A null pointer tells Redis the record could not be loaded.
-    load().map_or(std::ptr::null_mut(), |key| {
-        Box::into_raw(Box::new(key)).cast()
-    })
+    value.map_or(std::ptr::null_mut(), into_raw)
+}
+
+/// Writes the key as the `CF.LOADCHUNK` commands that rebuild it.
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    // SAFETY: Redis passes a live value of this type.
+    let value = unsafe { value_of(value) };
+    let chunk_bytes = usize::try_from(current(&config::DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX);
+    let dump;
+    let pieces: Box<dyn Iterator<Item = (u64, &[u8])>> = match value {
+        KeyValue::Ready(filter) => {
+            dump = Dump::of(filter, chunk_bytes);
+            Box::new(dump.load_commands())
+        }
+        KeyValue::Loading(load) => Box::new((1..).zip(load.pieces().iter().map(Vec::as_slice))),
+    };
+    for (cursor, piece) in pieces {
+        // SAFETY: the AOF API is set once the module is loaded. The format "slb" takes
+        // a RedisModuleString (the key Redis passed), a long long, and a buffer as a
+        // pointer and a length; `piece` outlives the call.
+        unsafe {
+            raw::RedisModule_EmitAOF.unwrap()(
+                aof,
+                c"CF.LOADCHUNK".as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                cursor as c_longlong,
+                piece.as_ptr(),
+                piece.len(),
+            );
+        }
+    }
 }
 
 unsafe extern "C" fn free(value: *mut c_void) {
     // SAFETY: Redis frees each value once, with the pointer made by `Box::into_raw`.
-    drop(unsafe { Box::from_raw(value.cast::<CuckooKey>()) });
+    drop(unsafe { Box::from_raw(value.cast::<KeyValue>()) });
 }
 
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     // SAFETY: Redis passes a live value of this type.
-    unsafe { key_of(value) }.memory_usage()
+    match unsafe { value_of(value) } {
+        KeyValue::Ready(key) => key.memory_usage(),
+        KeyValue::Loading(load) => load.memory_usage(),
+    }
 }
 
 unsafe extern "C" fn copy(
@@ -98,21 +179,28 @@ unsafe extern "C" fn copy(
     value: *const c_void,
 ) -> *mut c_void {
     // SAFETY: Redis passes a live value of this type.
-    let key = unsafe { key_of(value) };
-    CuckooKey::from_parts(key.settings(), &key.snapshot()).map_or(std::ptr::null_mut(), |copied| {
-        Box::into_raw(Box::new(copied)).cast()
-    })
+    let copied = match unsafe { value_of(value) } {
+        KeyValue::Ready(key) => key.duplicate().ok().map(KeyValue::Ready),
+        KeyValue::Loading(load) => Some(KeyValue::Loading(load.clone())),
+    };
+    copied.map_or(std::ptr::null_mut(), into_raw)
 }
 
 /// `DEBUG DIGEST-VALUE`: the snapshot bytes (the table, word for word) and the
-/// counters, so a replica that applied the same writes reports the same digest.
+/// settings, so a replica that applied the same writes reports the same digest; for a
+/// load in progress, the pieces received.
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     // SAFETY: Redis passes a live value of this type.
-    let key = unsafe { key_of(value) };
-    let mut bytes = key.snapshot();
-    for field in key.settings() {
-        bytes.extend_from_slice(&field.to_le_bytes());
-    }
+    let bytes = match unsafe { value_of(value) } {
+        KeyValue::Ready(key) => {
+            let mut bytes = key.snapshot();
+            for field in key.settings.to_array() {
+                bytes.extend_from_slice(&field.to_le_bytes());
+            }
+            bytes
+        }
+        KeyValue::Loading(load) => load.pieces().concat(),
+    };
     // SAFETY: the digest API functions are set once the module is loaded; `bytes`
     // outlives the call, which only reads `len` bytes from it.
     unsafe {

@@ -1,69 +1,146 @@
-//! What a `CF.*` key holds: the filter, in one of the two geometries `BUCKETSIZE` picks,
-//! and the settings and counters `CF.INFO` reports.
+//! What a `CF.*` key holds: a filter in one of the four geometries (8- or 16-bit
+//! fingerprints, 4 or 8 slots per bucket) with the settings and counters `CF.INFO`
+//! reports, or a filter still arriving through `CF.LOADCHUNK`.
 
-use concurrent_cuckoo_filter::{BuildError, DecodeError, GrowableCuckooFilter, InsertError};
+use std::sync::Mutex;
 
-/// `CF.RESERVE`'s and `CF.ADD`'s defaults, as RedisBloom's.
-pub const DEFAULT_CAPACITY: u64 = 1024;
-pub const DEFAULT_BUCKET_SIZE: u64 = 4;
-pub const DEFAULT_MAX_ITERATIONS: u64 = 20;
-pub const DEFAULT_EXPANSION: u64 = 1;
+use concurrent_cuckoo_filter::{
+    BuildError, DecodeError, DumpChunks, GrowableCuckooFilter, InsertError,
+};
+
+use crate::dump::{Dump, PartialLoad};
 
 /// The filter of one key.
 pub enum Filter {
-    Four(GrowableCuckooFilter<u16, 4>),
-    Eight(GrowableCuckooFilter<u16, 8>),
+    Fp16x4(GrowableCuckooFilter<u16, 4>),
+    Fp16x8(GrowableCuckooFilter<u16, 8>),
+    Fp8x4(GrowableCuckooFilter<u8, 4>),
+    Fp8x8(GrowableCuckooFilter<u8, 8>),
 }
 
 /// Runs `$body` with `$f` bound to the filter, whatever its geometry.
 macro_rules! with_filter {
     ($filter:expr, $f:ident => $body:expr) => {
         match $filter {
-            $crate::value::Filter::Four($f) => $body,
-            $crate::value::Filter::Eight($f) => $body,
+            $crate::value::Filter::Fp16x4($f) => $body,
+            $crate::value::Filter::Fp16x8($f) => $body,
+            $crate::value::Filter::Fp8x4($f) => $body,
+            $crate::value::Filter::Fp8x8($f) => $body,
         }
     };
 }
 
-/// A key's value.
-pub struct CuckooKey {
-    pub filter: Filter,
-    /// The settings it was made with, for `CF.INFO` and the RDB.
-    pub capacity: u64,
+impl Filter {
+    /// The filter a snapshot holds, whichever geometry it was written with (the
+    /// snapshot's header records it; a decoder of another geometry refuses it before
+    /// reading the table).
+    fn decode(snapshot: &[u8]) -> Result<Self, DecodeError> {
+        // Each decoder's type is inferred from the variant it fills.
+        macro_rules! unless_other_geometry {
+            ($variant:ident) => {
+                match GrowableCuckooFilter::from_bytes(snapshot) {
+                    Err(DecodeError::GeometryMismatch { .. }) => {}
+                    result => return result.map(Filter::$variant),
+                }
+            };
+        }
+        unless_other_geometry!(Fp16x4);
+        unless_other_geometry!(Fp16x8);
+        unless_other_geometry!(Fp8x4);
+        GrowableCuckooFilter::from_bytes(snapshot).map(Filter::Fp8x8)
+    }
+}
+
+/// The settings a key was made with and its delete count: what the RDB record, the
+/// dump header and the digest carry besides the filter itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
     pub bucket_size: u64,
+    pub capacity: u64,
     pub max_iterations: u64,
     pub expansion: u64,
     /// Items removed by `CF.DEL`.
     pub deleted: u64,
 }
 
+impl Settings {
+    /// In the order the RDB record stores them.
+    pub fn to_array(self) -> [u64; 5] {
+        [
+            self.bucket_size,
+            self.capacity,
+            self.max_iterations,
+            self.expansion,
+            self.deleted,
+        ]
+    }
+
+    pub fn from_array(fields: [u64; 5]) -> Self {
+        let [bucket_size, capacity, max_iterations, expansion, deleted] = fields;
+        Self {
+            bucket_size,
+            capacity,
+            max_iterations,
+            expansion,
+            deleted,
+        }
+    }
+}
+
+/// A key's value.
+pub enum KeyValue {
+    Ready(CuckooKey),
+    /// `CF.LOADCHUNK` has brought the dump's header and some of its chunks.
+    Loading(PartialLoad),
+}
+
+/// A key's filter, its settings and the dump `CF.SCANDUMP` is handing out.
+pub struct CuckooKey {
+    pub filter: Filter,
+    pub settings: Settings,
+    /// The snapshot a `CF.SCANDUMP` that started at cursor 0 is sending, kept until its
+    /// last chunk has been sent (or the next dump starts), so every chunk of one dump
+    /// comes from one snapshot. A lock only because a read-only command sets it through
+    /// a shared reference; Redis runs commands one at a time.
+    pub dump: Mutex<Option<Dump>>,
+}
+
 impl CuckooKey {
     /// A filter for `capacity` items. `EXPANSION` is the growth factor of the next
     /// sub-filter's capacity, 0 meaning never grow (RedisBloom's meaning);
     /// `MAXITERATIONS` bounds the kick path (our BFS takes at most its own bound).
-    pub fn new(
-        capacity: u64,
-        bucket_size: u64,
-        max_iterations: u64,
-        expansion: u64,
-    ) -> Result<Self, BuildError> {
+    pub fn new(settings: Settings, fingerprint_bits: u32) -> Result<Self, BuildError> {
+        let capacity = usize::try_from(settings.capacity).unwrap_or(usize::MAX);
         let builder = GrowableCuckooFilter::builder()
-            .capacity(capacity as usize)
-            .growth(expansion.max(1) as usize)
-            .max_kicks(max_iterations as usize);
-        let builder = if expansion == 0 {
+            .capacity(capacity)
+            .growth(usize::try_from(settings.expansion.max(1)).unwrap_or(usize::MAX))
+            .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX));
+        let builder = if settings.expansion == 0 {
             builder.max_sub_filters(1)
         } else {
             builder
         };
-        let filter = match bucket_size {
-            8 => Filter::Eight(builder.slots::<8>().build()?),
-            _ => Filter::Four(builder.build()?),
+        let filter = match (fingerprint_bits, settings.bucket_size) {
+            (8, 8) => Filter::Fp8x8(builder.fingerprint::<u8>().slots::<8>().build()?),
+            (8, _) => Filter::Fp8x4(builder.fingerprint::<u8>().build()?),
+            (_, 8) => Filter::Fp16x8(builder.slots::<8>().build()?),
+            _ => Filter::Fp16x4(builder.build()?),
         };
-        Ok(Self::assemble(
+        Ok(Self::assemble(filter, settings))
+    }
+
+    /// The key whose [`settings`](Self::settings) and [`snapshot`](Self::snapshot) these
+    /// are.
+    pub fn from_parts(settings: Settings, snapshot: &[u8]) -> Result<Self, DecodeError> {
+        Ok(Self::assemble(Filter::decode(snapshot)?, settings))
+    }
+
+    fn assemble(filter: Filter, settings: Settings) -> Self {
+        Self {
             filter,
-            [bucket_size, capacity, max_iterations, expansion, 0],
-        ))
+            settings,
+            dump: Mutex::new(None),
+        }
     }
 
     pub fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
@@ -85,7 +162,7 @@ impl CuckooKey {
 
     pub fn remove(&mut self, item: &[u8]) -> bool {
         let removed = with_filter!(&self.filter, f => f.remove(item));
-        self.deleted += u64::from(removed);
+        self.settings.deleted += u64::from(removed);
         removed
     }
 
@@ -93,12 +170,24 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.len())
     }
 
+    /// Bytes of the filter, its settings and any dump being sent.
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>() + with_filter!(&self.filter, f => f.memory_usage())
+        let dump = self
+            .dump
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .as_ref()
+            .map_or(0, Dump::memory_usage);
+        std::mem::size_of::<Self>() + with_filter!(&self.filter, f => f.memory_usage()) + dump
     }
 
     pub fn sub_filters(&self) -> usize {
         with_filter!(&self.filter, f => f.sub_filters())
+    }
+
+    /// Whether the filter has every sub-filter it may have.
+    pub fn at_sub_filter_limit(&self) -> bool {
+        with_filter!(&self.filter, f => f.sub_filters() == f.max_sub_filters())
     }
 
     /// Buckets over all sub-filters.
@@ -106,43 +195,38 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.stats().buckets)
     }
 
+    pub fn fingerprint_bits(&self) -> u32 {
+        match self.filter {
+            Filter::Fp16x4(_) | Filter::Fp16x8(_) => 16,
+            Filter::Fp8x4(_) | Filter::Fp8x8(_) => 8,
+        }
+    }
+
+    /// Slots per bucket.
+    pub fn slots(&self) -> u64 {
+        match self.filter {
+            Filter::Fp16x4(_) | Filter::Fp8x4(_) => 4,
+            Filter::Fp16x8(_) | Filter::Fp8x8(_) => 8,
+        }
+    }
+
+    /// The expected false-positive rate at the current loads, over all sub-filters.
+    pub fn false_positive_bound(&self) -> f64 {
+        with_filter!(&self.filter, f => f.false_positive_bound())
+    }
+
     /// The filter in the crate's snapshot format (versioned, checksummed).
     pub fn snapshot(&self) -> Vec<u8> {
         with_filter!(&self.filter, f => f.to_bytes())
     }
 
-    /// Bucket size, capacity, max iterations, expansion and deleted count: what the RDB
-    /// record and the digest hold besides the filter.
-    pub fn settings(&self) -> [u64; 5] {
-        [
-            self.bucket_size,
-            self.capacity,
-            self.max_iterations,
-            self.expansion,
-            self.deleted,
-        ]
+    /// A snapshot in the library's checked chunks of at most `chunk_bytes` bytes.
+    pub fn dump_chunks(&self, chunk_bytes: usize) -> DumpChunks {
+        with_filter!(&self.filter, f => f.dump_chunks(chunk_bytes))
     }
 
-    /// The key whose [`settings`](Self::settings) and [`snapshot`](Self::snapshot) these
-    /// are.
-    pub fn from_parts(settings: [u64; 5], snapshot: &[u8]) -> Result<Self, DecodeError> {
-        let filter = match settings[0] {
-            8 => Filter::Eight(GrowableCuckooFilter::from_bytes(snapshot)?),
-            _ => Filter::Four(GrowableCuckooFilter::from_bytes(snapshot)?),
-        };
-        Ok(Self::assemble(filter, settings))
-    }
-
-    /// `filter` with the [`settings`](Self::settings) it goes with.
-    fn assemble(filter: Filter, settings: [u64; 5]) -> Self {
-        let [bucket_size, capacity, max_iterations, expansion, deleted] = settings;
-        Self {
-            filter,
-            capacity,
-            bucket_size,
-            max_iterations,
-            expansion,
-            deleted,
-        }
+    /// A copy through the snapshot (`COPY`), without the dump being sent.
+    pub fn duplicate(&self) -> Result<Self, DecodeError> {
+        Self::from_parts(self.settings, &self.snapshot())
     }
 }

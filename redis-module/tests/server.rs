@@ -8,7 +8,22 @@
 mod common;
 
 use common::{Server, add_and_count, digest, error, query};
-use redis::Value;
+use redis::{Connection, Value};
+
+/// `CF.INFO`'s field names and values (the integers and the one float as `f64`).
+fn info(con: &mut Connection, key: &str) -> (Vec<String>, Vec<f64>) {
+    let info: Vec<Value> = query(con, &["CF.INFO", key]).unwrap();
+    let names = info
+        .iter()
+        .step_by(2)
+        .map(|v| redis::from_redis_value(v).unwrap());
+    let values = info
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|v| redis::from_redis_value(v).unwrap());
+    (names.collect(), values.collect())
+}
 
 #[test]
 fn commands_reply_as_redisbloom_does() {
@@ -47,20 +62,12 @@ fn commands_reply_as_redisbloom_does() {
     assert_eq!(query::<i64>(&mut con, &["CF.DEL", "f", "a"]).unwrap(), 1);
     assert_eq!(query::<i64>(&mut con, &["CF.COUNT", "f", "a"]).unwrap(), 1);
     assert_eq!(query::<i64>(&mut con, &["CF.DEL", "f", "zzz"]).unwrap(), 0);
-    assert_eq!(
-        error(&mut con, &["CF.DEL", "missing", "a"]),
-        "ERR not found"
-    );
+    assert_eq!(error(&mut con, &["CF.DEL", "missing", "a"]), "Not found");
     assert_eq!(error(&mut con, &["CF.INFO", "missing"]), "ERR not found");
     // CF.ADD on a missing key makes a default filter.
     assert_eq!(query::<i64>(&mut con, &["CF.ADD", "g", "x"]).unwrap(), 1);
 
-    let info: Vec<Value> = query(&mut con, &["CF.INFO", "f"]).unwrap();
-    let names: Vec<String> = info
-        .iter()
-        .step_by(2)
-        .map(|v| redis::from_redis_value(v).unwrap())
-        .collect();
+    let (names, values) = info(&mut con, "f");
     assert_eq!(
         names,
         [
@@ -72,15 +79,13 @@ fn commands_reply_as_redisbloom_does() {
             "Bucket size",
             "Expansion rate",
             "Max iterations",
+            // Ours, after RedisBloom's eight.
+            "Fingerprint bits",
+            "False positive bound",
         ]
     );
-    let values: Vec<i64> = info
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .map(|v| redis::from_redis_value(v).unwrap())
-        .collect();
-    assert_eq!(&values[2..], [1, 2, 1, 4, 1, 20]);
+    assert_eq!(&values[2..9], [1., 2., 1., 4., 1., 20., 16.]);
+    assert!(values[9] > 0. && values[9] < 1e-3, "bound {}", values[9]);
 
     assert_eq!(
         query::<Vec<i64>>(
@@ -117,14 +122,8 @@ fn commands_reply_as_redisbloom_does() {
         .unwrap(),
         "OK"
     );
-    let info: Vec<Value> = query(&mut con, &["CF.INFO", "eight"]).unwrap();
-    let values: Vec<i64> = info
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .map(|v| redis::from_redis_value(v).unwrap())
-        .collect();
-    assert_eq!(&values[5..], [8, 2, 50]);
+    let (_, values) = info(&mut con, "eight");
+    assert_eq!(&values[5..8], [8., 2., 50.]);
 }
 
 #[test]
@@ -155,8 +154,47 @@ fn bad_input_is_a_clean_error_and_changes_nothing() {
         error(&mut con, &["CF.RESERVE", "x", "zero"]),
         "Bad capacity"
     );
-    assert_eq!(error(&mut con, &["CF.RESERVE", "x", "0"]), "Bad capacity");
-    assert_eq!(error(&mut con, &["CF.RESERVE", "x", "-5"]), "Bad capacity");
+    for small in ["0", "-5", "7"] {
+        assert_eq!(
+            error(&mut con, &["CF.RESERVE", "x", small]),
+            "Capacity must be at least (BucketSize * 2)"
+        );
+    }
+    assert_eq!(
+        error(&mut con, &["CF.RESERVE", "x", "15", "BUCKETSIZE", "8"]),
+        "Capacity must be at least (BucketSize * 2)"
+    );
+    // RedisBloom 2.8 crashes on an odd argument count that ends in an option name; here
+    // the unknown word before it is refused.
+    for option in ["MAXITERATIONS", "BUCKETSIZE", "EXPANSION"] {
+        assert_eq!(
+            error(&mut con, &["CF.RESERVE", "x", "1000", "FOO", option]),
+            "ERR syntax error"
+        );
+        assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+    }
+    for (option, value, message) in [
+        (
+            "MAXITERATIONS",
+            "0",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            "MAXITERATIONS",
+            "65536",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            "EXPANSION",
+            "32769",
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
+    ] {
+        assert_eq!(
+            error(&mut con, &["CF.RESERVE", "x", "1000", option, value]),
+            message
+        );
+    }
     assert_eq!(
         error(&mut con, &["CF.RESERVE", "x", "10", "BUCKETSIZE", "two"]),
         "Couldn't parse BUCKETSIZE"
@@ -247,75 +285,281 @@ fn a_million_items_at_95_percent_load_are_all_found() {
     assert!(filters > 1, "the grown filter did not grow");
 }
 
-#[test]
-fn rdb_save_and_restart_keep_every_item_and_the_digest() {
-    let server = Server::start("rdb");
-    let mut con = server.connection();
-    query::<String>(&mut con, &["CF.RESERVE", "four", "20000", "EXPANSION", "2"]).unwrap();
-    query::<String>(
-        &mut con,
-        &["CF.RESERVE", "eight", "5000", "BUCKETSIZE", "8"],
-    )
-    .unwrap();
-    assert_eq!(add_and_count(&mut con, "four", 50_000), 50_000);
-    assert_eq!(add_and_count(&mut con, "eight", 5_000), 5_000);
-    query::<i64>(&mut con, &["CF.DEL", "four", "item:7"]).unwrap();
-    let digests = [digest(&mut con, "four"), digest(&mut con, "eight")];
-    query::<String>(&mut con, &["SAVE"]).unwrap();
-    let server = server.restart(&["--dbfilename", "dump.rdb"]);
-    let mut con = server.connection();
-    assert_eq!(
-        [digest(&mut con, "four"), digest(&mut con, "eight")],
-        digests
-    );
-    assert_eq!(add_and_count(&mut con, "eight", 5_000), 5_000);
-    let hits: Vec<i64> = query(
-        &mut con,
-        &["CF.MEXISTS", "four", "item:0", "item:49999", "item:7"],
-    )
-    .unwrap();
-    assert_eq!(&hits[..2], [1, 1]);
-    let info: Vec<Value> = query(&mut con, &["CF.INFO", "four"]).unwrap();
-    let deleted: i64 = redis::from_redis_value(&info[9]).unwrap();
-    assert_eq!(deleted, 1);
+/// A connection that speaks RESP3 (`HELLO 3`).
+fn resp3(server: &Server) -> Connection {
+    redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", server.port))
+        .unwrap()
+        .get_connection()
+        .unwrap()
 }
 
 #[test]
-fn a_replica_holds_the_same_table_as_its_primary() {
-    let primary = Server::start("primary");
-    let replica = Server::start("replica");
-    let mut con = primary.connection();
-    query::<String>(&mut con, &["CF.RESERVE", "r", "50000", "EXPANSION", "2"]).unwrap();
-    // Mixed writes, each replicated verbatim: adds (past the first capacity, so the
-    // filter grows), unique adds, deletes.
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    for round in 0..20 {
-        let mut pipe = redis::pipe();
-        for _ in 0..5_000 {
-            rng = rng
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let item = format!("k{}", rng >> 44);
-            match rng % 10 {
-                0..=5 => pipe.cmd("CF.ADD").arg("r").arg(item),
-                6..=7 => pipe.cmd("CF.ADDNX").arg("r").arg(item),
-                _ => pipe.cmd("CF.DEL").arg("r").arg(item),
-            };
-        }
-        pipe.query::<Vec<Value>>(&mut con).unwrap();
-        if round == 0 {
-            // Attach the replica after some writes: it starts from an RDB transfer, then
-            // follows the stream of commands.
-            let mut rcon = replica.connection();
-            query::<String>(
-                &mut rcon,
-                &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
-            )
-            .unwrap();
+fn resp3_replies_are_redisbloom_2_8s() {
+    let server = Server::start("resp3");
+    let mut con = resp3(&server);
+    let reply = |con: &mut Connection, args: &[&str]| query::<Value>(con, args).unwrap();
+    let (yes, no) = (Value::Boolean(true), Value::Boolean(false));
+    assert_eq!(reply(&mut con, &["CF.ADD", "f", "a"]), yes);
+    assert_eq!(reply(&mut con, &["CF.ADDNX", "f", "a"]), no);
+    assert_eq!(reply(&mut con, &["CF.ADDNX", "f", "b"]), yes);
+    assert_eq!(reply(&mut con, &["CF.EXISTS", "f", "a"]), yes);
+    assert_eq!(reply(&mut con, &["CF.EXISTS", "f", "zzz"]), no);
+    assert_eq!(
+        reply(&mut con, &["CF.MEXISTS", "f", "a", "zzz"]),
+        Value::Array(vec![yes.clone(), no.clone()])
+    );
+    assert_eq!(reply(&mut con, &["CF.COUNT", "f", "a"]), Value::Int(1));
+    // CF.INSERT answers booleans; CF.INSERTNX keeps its integers.
+    assert_eq!(
+        reply(&mut con, &["CF.INSERT", "f", "ITEMS", "c", "c"]),
+        Value::Array(vec![yes.clone(), yes.clone()])
+    );
+    assert_eq!(
+        reply(&mut con, &["CF.INSERTNX", "f", "ITEMS", "c", "d"]),
+        Value::Array(vec![Value::Int(0), Value::Int(1)])
+    );
+    assert_eq!(reply(&mut con, &["CF.DEL", "f", "c"]), yes);
+    assert_eq!(reply(&mut con, &["CF.DEL", "f", "zzz"]), no);
+    // A full filter: false per item that does not fit.
+    query::<Value>(&mut con, &["CF.RESERVE", "full", "8", "EXPANSION", "0"]).unwrap();
+    let items: Vec<String> = (0..200).map(|i| format!("i{i}")).collect();
+    let Value::Array(replies) = redis::cmd("CF.INSERT")
+        .arg("full")
+        .arg("ITEMS")
+        .arg(&items)
+        .query::<Value>(&mut con)
+        .unwrap()
+    else {
+        panic!("CF.INSERT answers an array");
+    };
+    assert!(
+        replies.contains(&yes) && replies.contains(&no),
+        "{replies:?}"
+    );
+    // CF.INFO is a map, in RedisBloom's order, then ours.
+    let Value::Map(fields) = reply(&mut con, &["CF.INFO", "f"]) else {
+        panic!("CF.INFO is a map under RESP3");
+    };
+    let names: Vec<String> = fields
+        .iter()
+        .map(|(name, _)| redis::from_redis_value(name).unwrap())
+        .collect();
+    assert_eq!(
+        names[..3],
+        ["Size", "Number of buckets", "Number of filters"]
+    );
+    assert_eq!(
+        names[7..],
+        ["Max iterations", "Fingerprint bits", "False positive bound"]
+    );
+    assert_eq!(fields[3].1, Value::Int(4), "items inserted");
+    assert!(matches!(fields[9].1, Value::Double(bound) if bound > 0.));
+    // The end of a dump is a RESP3 null.
+    let mut cursor = 0;
+    loop {
+        let Value::Array(pair) = reply(&mut con, &["CF.SCANDUMP", "f", &cursor.to_string()]) else {
+            panic!("CF.SCANDUMP answers a pair");
+        };
+        cursor = redis::from_redis_value(&pair[0]).unwrap();
+        if cursor == 0 {
+            assert_eq!(pair[1], Value::Nil);
+            break;
         }
     }
-    let offset: i64 = query(&mut con, &["WAIT", "1", "20000"]).unwrap();
-    assert_eq!(offset, 1, "the replica did not catch up");
-    let mut rcon = replica.connection();
-    assert_eq!(digest(&mut rcon, "r"), digest(&mut con, "r"));
+}
+
+#[test]
+fn configs_set_the_defaults_of_new_filters_only() {
+    // Module arguments after the path set configs at load time.
+    let dir = std::env::temp_dir().join(format!("cuckoo-redis-configs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = Server::start_in(dir, &["fingerprint-bits", "8", "bucket-size", "8"]);
+    let mut con = server.connection();
+    let config = |con: &mut Connection, name: &str| -> String {
+        let pair: Vec<String> =
+            query(con, &["CONFIG", "GET", &format!("cuckoofilter.{name}")]).unwrap();
+        pair[1].clone()
+    };
+    assert_eq!(config(&mut con, "fingerprint-bits"), "8");
+    assert_eq!(config(&mut con, "bucket-size"), "8");
+    assert_eq!(config(&mut con, "default-capacity"), "1024");
+    assert_eq!(config(&mut con, "expansion"), "1");
+    assert_eq!(config(&mut con, "max-iterations"), "20");
+    query::<i64>(&mut con, &["CF.ADD", "narrow", "x"]).unwrap();
+    let (_, narrow) = info(&mut con, "narrow");
+    assert_eq!(
+        (narrow[5], narrow[8]),
+        (8., 8.),
+        "bucket size and fingerprint bits"
+    );
+    let before = digest(&mut con, "narrow");
+    for (name, value) in [
+        ("fingerprint-bits", "16"),
+        ("bucket-size", "4"),
+        ("default-capacity", "100000"),
+        ("expansion", "4"),
+        ("max-iterations", "100"),
+    ] {
+        query::<String>(
+            &mut con,
+            &["CONFIG", "SET", &format!("cuckoofilter.{name}"), value],
+        )
+        .unwrap();
+        assert_eq!(config(&mut con, name), value);
+    }
+    assert_eq!(
+        digest(&mut con, "narrow"),
+        before,
+        "a config changed an existing filter"
+    );
+    query::<i64>(&mut con, &["CF.ADD", "wide", "x"]).unwrap();
+    let (_, wide) = info(&mut con, "wide");
+    assert_eq!(wide[5..9], [4., 4., 100., 16.]);
+    assert!(
+        wide[1] > 100_000. / 4.,
+        "{} buckets for 100,000 items",
+        wide[1]
+    );
+    // CF.RESERVE's options win over the configs.
+    query::<String>(
+        &mut con,
+        &[
+            "CF.RESERVE",
+            "given",
+            "1000",
+            "BUCKETSIZE",
+            "8",
+            "EXPANSION",
+            "0",
+        ],
+    )
+    .unwrap();
+    let (_, given) = info(&mut con, "given");
+    assert_eq!(given[5..9], [8., 0., 100., 16.]);
+    // Values outside a config's set or range are refused, and the value stays.
+    for (name, value) in [
+        ("fingerprint-bits", "12"),
+        ("bucket-size", "2"),
+        ("expansion", "-1"),
+        ("max-iterations", "0"),
+        ("default-capacity", "0"),
+        ("dump-chunk-bytes", "10"),
+    ] {
+        let refused = query::<String>(
+            &mut con,
+            &["CONFIG", "SET", &format!("cuckoofilter.{name}"), value],
+        );
+        assert!(refused.is_err(), "{name} {value} was accepted");
+    }
+    assert_eq!(config(&mut con, "fingerprint-bits"), "16");
+    assert_eq!(config(&mut con, "bucket-size"), "4");
+}
+
+#[test]
+fn the_sub_filter_limit_refuses_only_inserts_that_do_not_fit() {
+    let server = Server::start("limits");
+    let mut con = server.connection();
+    // Never grows: "Filter is full", and a refused add changes nothing.
+    query::<String>(&mut con, &["CF.RESERVE", "fixed", "8", "EXPANSION", "0"]).unwrap();
+    let mut added = 0;
+    let refusal = loop {
+        match query::<i64>(&mut con, &["CF.ADD", "fixed", &format!("i{added}")]) {
+            Ok(1) => added += 1,
+            Ok(other) => panic!("CF.ADD replied {other}"),
+            Err(e) => break format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")),
+        }
+        assert!(added < 1_000, "a filter for 8 items took 1,000");
+    };
+    assert_eq!(refusal.trim(), "Filter is full");
+    let full = digest(&mut con, "fixed");
+    assert_eq!(
+        error(&mut con, &["CF.ADD", "fixed", "another"]),
+        "Filter is full"
+    );
+    let replies: Vec<i64> = query(&mut con, &["CF.INSERT", "fixed", "ITEMS", "x1", "x2"]).unwrap();
+    assert_eq!(replies, [-1, -1]);
+    assert_eq!(
+        digest(&mut con, "fixed"),
+        full,
+        "a refused insert changed the filter"
+    );
+    // Grows until its 32 sub-filters are full: "Maximum expansions reached".
+    query::<String>(&mut con, &["CF.RESERVE", "chain", "8"]).unwrap();
+    let mut added = 0;
+    let refusal = loop {
+        match query::<i64>(&mut con, &["CF.ADD", "chain", &format!("i{added}")]) {
+            Ok(1) => added += 1,
+            Ok(other) => panic!("CF.ADD replied {other}"),
+            Err(e) => break format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")),
+        }
+        assert!(
+            added < 100_000,
+            "32 sub-filters of about 8 items took 100,000"
+        );
+    };
+    assert_eq!(refusal.trim(), "Maximum expansions reached");
+    let (_, values) = info(&mut con, "chain");
+    assert_eq!(values[2], 32., "sub-filters");
+    // Unlike RedisBloom at its limit, an item already present is still answered, and
+    // room a delete makes in the newest sub-filter (where inserts go) is used again.
+    let newest = format!("i{}", added - 1);
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADDNX", "chain", "i0"]).unwrap(),
+        0
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.DEL", "chain", &newest]).unwrap(),
+        1
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADD", "chain", &newest]).unwrap(),
+        1
+    );
+    let names: Vec<String> = (0..added).map(|i| format!("i{i}")).collect();
+    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+        .arg("chain")
+        .arg(&names)
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        hits.iter().all(|&h| h == 1),
+        "an item of the full chain is missing"
+    );
+}
+
+#[test]
+fn the_info_section_counts_what_the_module_did() {
+    let server = Server::start("info");
+    let mut con = server.connection();
+    query::<String>(&mut con, &["CF.RESERVE", "f", "8", "EXPANSION", "0"]).unwrap();
+    query::<i64>(&mut con, &["CF.ADD", "g", "a"]).unwrap();
+    query::<Vec<i64>>(&mut con, &["CF.INSERTNX", "g", "ITEMS", "a", "b", "c"]).unwrap();
+    query::<i64>(&mut con, &["CF.DEL", "g", "b"]).unwrap();
+    query::<Vec<i64>>(&mut con, &["CF.MEXISTS", "g", "a", "b", "c", "d"]).unwrap();
+    query::<i64>(&mut con, &["CF.EXISTS", "g", "a"]).unwrap();
+    let items: Vec<String> = (0..100).map(|i| format!("i{i}")).collect();
+    let replies: Vec<i64> = redis::cmd("CF.INSERT")
+        .arg("f")
+        .arg("ITEMS")
+        .arg(&items)
+        .query(&mut con)
+        .unwrap();
+    let (fitted, refused) = (
+        replies.iter().filter(|&&r| r == 1).count(),
+        replies.iter().filter(|&&r| r == -1).count(),
+    );
+    let info: String = query(&mut con, &["INFO", "cuckoofilter"]).unwrap();
+    let field = |name: &str| -> usize {
+        let line = info
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("cuckoofilter_{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {info}"));
+        line.trim().parse().unwrap()
+    };
+    assert_eq!(field("filters_created"), 2);
+    assert_eq!(field("items_added"), 3 + fitted);
+    assert_eq!(field("inserts_refused"), refused);
+    assert_eq!(field("items_deleted"), 1);
+    assert_eq!(field("lookups"), 5);
 }

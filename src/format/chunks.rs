@@ -8,7 +8,7 @@
 //! | offset | size | field |
 //! |---|--:|---|
 //! | 0 | 4 | magic: the bytes `CCFC` |
-//! | 4 | 4 | dump identity: the CRC-32 that ends the whole encoding |
+//! | 4 | 4 | dump identity: a CRC-32 that names the whole encoding (see [`DumpChunks::identity`]) |
 //! | 8 | 4 | sequence number, from 0 |
 //! | 12 | 1 | 1 on the last chunk, else 0 |
 //! | 13 | 3 | reserved: 0 |
@@ -45,8 +45,7 @@ pub struct DumpChunks {
 }
 
 impl DumpChunks {
-    pub(crate) fn new(encoding: Vec<u8>, max_chunk_bytes: usize) -> Self {
-        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
+    pub(crate) fn new(encoding: Vec<u8>, max_chunk_bytes: usize, identity: u32) -> Self {
         Self {
             payload: max_chunk_bytes.max(MIN_CHUNK_BYTES) - FRAMING,
             encoding,
@@ -59,6 +58,15 @@ impl DumpChunks {
     /// Bytes of the whole encoding the chunks carry.
     pub fn encoding_len(&self) -> usize {
         self.encoding.len()
+    }
+
+    /// The dump identity every chunk carries, which a loader uses to refuse a chunk of
+    /// another dump (and which a transport that sends a header of its own ahead of the
+    /// chunks can name there). For a [`CuckooFilter`] it is the CRC-32 that ends the
+    /// encoding; for a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), a CRC-32
+    /// over the encoding's header and each sub-filter's own checksum.
+    pub fn identity(&self) -> u32 {
+        self.identity
     }
 }
 
@@ -225,6 +233,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> CuckooFilter<F, B
     ///
     /// **Locking behaviour:** as `to_bytes`, while the iterator is made; none after.
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
-        DumpChunks::new(self.to_bytes(), max_chunk_bytes)
+        let encoding = self.to_bytes();
+        // The checksum that ends the encoding covers the whole table.
+        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
+        DumpChunks::new(encoding, max_chunk_bytes, identity)
     }
 }

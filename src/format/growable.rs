@@ -116,7 +116,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) of its
     /// [`into_bytes`](crate::ChunkLoader::into_bytes).
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
-        DumpChunks::new(self.to_bytes(), max_chunk_bytes)
+        let encoding = self.to_bytes();
+        let identity = growable_identity(&encoding);
+        DumpChunks::new(encoding, max_chunk_bytes, identity)
     }
 
     fn encode(&self, sink: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
@@ -143,6 +145,31 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
         let checksum = crc.finalize();
         sink(&checksum.to_le_bytes())
     }
+}
+
+/// The dump identity of a growable encoding: a CRC-32 over its header and each
+/// sub-filter record's own checksum.
+///
+/// The checksum that ends a growable encoding cannot name it. It covers records that
+/// each end in their own CRC-32, and a CRC-32 over a message followed by that message's
+/// CRC-32 is the same for every message of that length; so it depends only on the
+/// header and the records' lengths, and two filters of one shape share it.
+fn growable_identity(encoding: &[u8]) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&encoding[..HEADER_LEN]);
+    let mut records = &encoding[HEADER_LEN..encoding.len() - 4];
+    // The encoding was just written, so every record parses; the loop stops at the end.
+    while let Ok(header) = Header::parse(records) {
+        let Some(record) = usize::try_from(header.encoded_len())
+            .ok()
+            .and_then(|length| records.get(..length))
+        else {
+            break;
+        };
+        crc.update(&record[record.len() - 4..]);
+        records = &records[record.len()..];
+    }
+    crc.finalize()
 }
 
 /// The sub-filters and settings of an encoding that must be exactly `bytes`.

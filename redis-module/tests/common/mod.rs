@@ -194,3 +194,37 @@ pub fn add_and_count(con: &mut Connection, key: &str, items: u64) -> u64 {
     }
     found
 }
+
+impl Server {
+    /// Like [`Server::start_in`], but on `port` (a cluster node's port is part of the
+    /// cluster's configuration). `None` if the server exits before answering, e.g.
+    /// because another process took the port (or a cluster node's bus port, port +
+    /// 10000) after it was found free; the caller then tries another port.
+    pub fn try_start_on(port: u16, dir: PathBuf, extra: &[&str]) -> Option<Self> {
+        let server = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let child = Command::new(&server)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--enable-debug-command", "yes"])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--loadmodule")
+            .arg(module_path())
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {server}: {e} (install redis-server, or set REDIS_SERVER)")
+            });
+        let mut server = Self { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.try_connection().is_err() {
+            let exited = matches!(server.child.try_wait(), Ok(Some(_)));
+            if exited || Instant::now() >= deadline {
+                return None; // dropping `server` kills it and removes its directory
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+}

@@ -1,0 +1,117 @@
+//! The module's configs (`CONFIG SET cuckoofilter.<name>`, or `<name> <value>` after the
+//! module's path in `--loadmodule`) and the counters its `INFO` section reports.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use redis_module::configuration::ConfigurationContext;
+use redis_module::{ConfigurationValue, InfoContext, RedisError, RedisResult};
+
+/// A numeric config that takes only the values listed (`CONFIG SET` refuses others
+/// with the list in its error).
+pub struct Choice {
+    value: AtomicI64,
+    allowed: &'static [i64],
+    refusal: &'static str,
+}
+
+impl Choice {
+    const fn new(default: i64, allowed: &'static [i64], refusal: &'static str) -> Self {
+        Self {
+            value: AtomicI64::new(default),
+            allowed,
+            refusal,
+        }
+    }
+
+    pub fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+}
+
+impl ConfigurationValue<i64> for Choice {
+    fn get(&self, _: &ConfigurationContext) -> i64 {
+        Choice::get(self)
+    }
+
+    fn set(&self, _: &ConfigurationContext, value: i64) -> Result<(), RedisError> {
+        if !self.allowed.contains(&value) {
+            return Err(RedisError::Str(self.refusal));
+        }
+        self.value.store(value, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Capacity of a filter that `CF.ADD` or `CF.INSERT` (without `CAPACITY`) creates.
+pub static DEFAULT_CAPACITY: AtomicI64 = AtomicI64::new(1024);
+/// Fingerprint bits of new filters: 16 (the library's default; about 0.012% false
+/// positives per full sub-filter) or 8 (half the memory, about 3%).
+pub static FINGERPRINT_BITS: Choice = Choice::new(16, &[8, 16], "must be 8 or 16");
+/// Slots per bucket of new filters when `CF.RESERVE` gives no `BUCKETSIZE`.
+pub static BUCKET_SIZE: Choice = Choice::new(4, &[4, 8], "must be 4 or 8");
+/// Growth factor of new filters when `CF.RESERVE` gives no `EXPANSION` (0: never grow).
+pub static EXPANSION: AtomicI64 = AtomicI64::new(1);
+/// Kick path bound of new filters when `CF.RESERVE` gives no `MAXITERATIONS`.
+pub static MAX_ITERATIONS: AtomicI64 = AtomicI64::new(20);
+/// Largest piece `CF.SCANDUMP` answers, and the AOF rewrite writes per command.
+pub static DUMP_CHUNK_BYTES: AtomicI64 = AtomicI64::new(4 << 20);
+
+/// The limits `CONFIG SET` enforces on the plain numeric configs (the range RedisBloom
+/// accepts for the options they default).
+pub const CAPACITY_RANGE: (i64, i64) = (1, 1 << 40);
+pub const EXPANSION_RANGE: (i64, i64) = (0, 32768);
+pub const MAX_ITERATIONS_RANGE: (i64, i64) = (1, 65535);
+pub const DUMP_CHUNK_RANGE: (i64, i64) = (4096, 512 << 20);
+
+/// A config's current value as an unsigned count (each one's range is non-negative).
+pub fn current(config: &AtomicI64) -> u64 {
+    config.load(Ordering::Relaxed).max(0) as u64
+}
+
+/// What the module has done since the server started, for `INFO cuckoofilter`.
+pub struct Counters {
+    pub filters_created: AtomicU64,
+    pub items_added: AtomicU64,
+    pub inserts_refused: AtomicU64,
+    pub items_deleted: AtomicU64,
+    pub lookups: AtomicU64,
+    pub dump_pieces_sent: AtomicU64,
+    pub chunks_loaded: AtomicU64,
+    pub chunks_refused: AtomicU64,
+}
+
+pub static COUNTERS: Counters = Counters {
+    filters_created: AtomicU64::new(0),
+    items_added: AtomicU64::new(0),
+    inserts_refused: AtomicU64::new(0),
+    items_deleted: AtomicU64::new(0),
+    lookups: AtomicU64::new(0),
+    dump_pieces_sent: AtomicU64::new(0),
+    chunks_loaded: AtomicU64::new(0),
+    chunks_refused: AtomicU64::new(0),
+};
+
+/// Adds `n` to a counter (Redis runs commands on one thread; the atomics only make
+/// the statics shareable).
+pub fn count(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+/// The `cuckoofilter_stats` section of `INFO`.
+pub fn info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
+    let c = &COUNTERS;
+    let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed).to_string();
+    ctx.builder()
+        .add_section("stats")
+        .field("filters_created", read(&c.filters_created))?
+        .field("items_added", read(&c.items_added))?
+        .field("inserts_refused", read(&c.inserts_refused))?
+        .field("items_deleted", read(&c.items_deleted))?
+        .field("lookups", read(&c.lookups))?
+        .field("dump_pieces_sent", read(&c.dump_pieces_sent))?
+        .field("chunks_loaded", read(&c.chunks_loaded))?
+        .field("chunks_refused", read(&c.chunks_refused))?
+        .build_section()?
+        .build_info()?;
+    Ok(())
+}

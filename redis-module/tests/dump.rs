@@ -1,0 +1,298 @@
+//! `CF.SCANDUMP` on one server and `CF.LOADCHUNK` into another: the loaded filter is
+//! the same table (same digest), an empty filter dumps too, and every damaged,
+//! truncated, reordered, foreign or misplaced piece is a clean error that changes no
+//! key, after which the right piece still loads.
+
+mod common;
+
+use common::{Server, add_and_count, digest, error, query};
+use redis::Connection;
+
+/// Every piece of a dump of `key`, each with the cursor `CF.LOADCHUNK` takes it with.
+fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut pieces = Vec::new();
+    let mut cursor = 0i64;
+    for _ in 0..100_000 {
+        let (next, piece): (i64, Option<Vec<u8>>) =
+            query(con, &["CF.SCANDUMP", key, &cursor.to_string()]).unwrap();
+        match piece {
+            Some(piece) => pieces.push((next, piece)),
+            None => {
+                assert_eq!(next, 0, "the end of a dump is cursor 0");
+                return pieces;
+            }
+        }
+        cursor = next;
+    }
+    panic!("the dump of {key} did not end");
+}
+
+fn loadchunk(
+    con: &mut Connection,
+    key: &str,
+    cursor: i64,
+    piece: &[u8],
+) -> redis::RedisResult<String> {
+    redis::cmd("CF.LOADCHUNK")
+        .arg(key)
+        .arg(cursor)
+        .arg(piece)
+        .query(con)
+}
+
+/// The error text of a `CF.LOADCHUNK` that must fail.
+fn load_error(con: &mut Connection, key: &str, cursor: i64, piece: &[u8]) -> String {
+    match loadchunk(con, key, cursor, piece) {
+        Err(e) => format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
+            .trim()
+            .to_string(),
+        Ok(reply) => panic!("loading a bad piece at {cursor} replied {reply}"),
+    }
+}
+
+fn load_all(con: &mut Connection, key: &str, pieces: &[(i64, Vec<u8>)]) {
+    for (cursor, piece) in pieces {
+        assert_eq!(loadchunk(con, key, *cursor, piece).unwrap(), "OK");
+    }
+}
+
+#[test]
+fn a_dump_from_one_server_loads_into_another() {
+    let source = Server::start_in(
+        scratch("dump-source"),
+        &["--cuckoofilter.dump-chunk-bytes", "4096"],
+    );
+    let target = Server::start("dump-target");
+    let (mut src, mut dst) = (source.connection(), target.connection());
+    query::<String>(&mut src, &["CF.RESERVE", "grown", "2000", "EXPANSION", "2"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "grown", 20_000), 20_000);
+    query::<String>(
+        &mut src,
+        &["CF.RESERVE", "eight", "3000", "BUCKETSIZE", "8"],
+    )
+    .unwrap();
+    assert_eq!(add_and_count(&mut src, "eight", 3_000), 3_000);
+    query::<String>(
+        &mut src,
+        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "8"],
+    )
+    .unwrap();
+    query::<String>(&mut src, &["CF.RESERVE", "narrow", "1000"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "narrow", 1_000), 1_000);
+    // An empty filter has a dump too (its header and one chunk).
+    query::<String>(&mut src, &["CF.RESERVE", "empty", "500"]).unwrap();
+    for key in ["grown", "eight", "narrow", "empty"] {
+        let pieces = scandump(&mut src, key);
+        assert!(pieces.len() >= 2, "{key}: a header and at least one chunk");
+        assert_eq!(pieces[0].0, 1, "the header comes with cursor 1");
+        if key == "grown" {
+            assert!(
+                pieces.len() > 10,
+                "4 KiB pieces of a grown filter: {}",
+                pieces.len()
+            );
+        }
+        load_all(&mut dst, key, &pieces);
+        assert_eq!(digest(&mut dst, key), digest(&mut src, key), "{key}");
+    }
+    let names: Vec<String> = (0..20_000).map(|i| format!("item:{i}")).collect();
+    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+        .arg("grown")
+        .arg(&names)
+        .query(&mut dst)
+        .unwrap();
+    assert!(hits.iter().all(|&h| h == 1), "a loaded item is missing");
+    // The loaded filter takes writes like any other.
+    assert_eq!(
+        query::<i64>(&mut dst, &["CF.ADD", "empty", "new"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        query::<i64>(&mut dst, &["CF.EXISTS", "empty", "new"]).unwrap(),
+        1
+    );
+}
+
+#[test]
+fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
+    let source = Server::start_in(
+        scratch("chunks-source"),
+        &["--cuckoofilter.dump-chunk-bytes", "4096"],
+    );
+    let target = Server::start("chunks-target");
+    let (mut src, mut dst) = (source.connection(), target.connection());
+    query::<String>(&mut src, &["CF.RESERVE", "f", "10000"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "f", 9_000), 9_000);
+    let pieces = scandump(&mut src, "f");
+    assert!(
+        pieces.len() >= 4,
+        "want several chunks, got {}",
+        pieces.len()
+    );
+    // A second dump of another filter: its chunks are foreign to the first.
+    query::<String>(&mut src, &["CF.RESERVE", "g", "10000"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "g", 5_000), 5_000);
+    let foreign = scandump(&mut src, "g");
+
+    // Before the header: nothing to add a chunk to.
+    assert_eq!(load_error(&mut dst, "f", 2, &pieces[1].1), "ERR not found");
+    // A damaged header.
+    let mut header = pieces[0].1.clone();
+    header[10] ^= 1;
+    assert_eq!(load_error(&mut dst, "f", 1, &header), "Invalid header");
+    assert_eq!(
+        load_error(&mut dst, "f", 1, &header[..30]),
+        "Invalid header"
+    );
+    assert_eq!(query::<i64>(&mut dst, &["EXISTS", "f"]).unwrap(), 0);
+    // Bad cursors.
+    for cursor in ["0", "-1", "abc"] {
+        let message = match redis::cmd("CF.LOADCHUNK")
+            .arg("f")
+            .arg(cursor)
+            .arg(&pieces[0].1)
+            .query::<String>(&mut dst)
+        {
+            Err(e) => format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
+                .trim()
+                .to_string(),
+            Ok(reply) => panic!("cursor {cursor} replied {reply}"),
+        };
+        assert_eq!(message, "Invalid position", "cursor {cursor}");
+    }
+
+    assert_eq!(loadchunk(&mut dst, "f", 1, &pieces[0].1).unwrap(), "OK");
+    // A key still loading answers no lookups (it has no filter yet) and takes no adds.
+    assert!(error(&mut dst, &["CF.EXISTS", "f", "item:1"]).contains("still being loaded"));
+    assert!(error(&mut dst, &["CF.ADD", "f", "x"]).contains("still being loaded"));
+    let loading = digest(&mut dst, "f");
+    let (cursor, chunk) = (pieces[1].0, &pieces[1].1);
+    let mut flipped = chunk.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x40;
+    let refusals = [
+        (cursor, flipped, "Couldn't load chunk!"),
+        (
+            cursor,
+            chunk[..chunk.len() - 1].to_vec(),
+            "Couldn't load chunk!",
+        ),
+        (cursor, chunk[..20].to_vec(), "Couldn't load chunk!"),
+        (cursor, Vec::new(), "Couldn't load chunk!"),
+        // The next chunk sent first, with its own cursor or with the expected one.
+        (pieces[2].0, pieces[2].1.clone(), "Invalid position"),
+        (cursor, pieces[2].1.clone(), "Couldn't load chunk!"),
+        // The same position of another dump.
+        (cursor, foreign[1].1.clone(), "Couldn't load chunk!"),
+        // The header again at a chunk's cursor.
+        (cursor, pieces[0].1.clone(), "Couldn't load chunk!"),
+    ];
+    for (at, piece, expected) in &refusals {
+        assert_eq!(
+            &load_error(&mut dst, "f", *at, piece),
+            expected,
+            "piece at {at}"
+        );
+        assert_eq!(
+            digest(&mut dst, "f"),
+            loading,
+            "a refused piece changed the key"
+        );
+    }
+    // After all that, the right pieces in order complete the load.
+    load_all(&mut dst, "f", &pieces[1..]);
+    assert_eq!(digest(&mut dst, "f"), digest(&mut src, "f"));
+    // A complete filter takes no further pieces, and a header does not replace it.
+    let done = digest(&mut dst, "f");
+    assert_eq!(
+        load_error(&mut dst, "f", pieces[1].0, &pieces[1].1),
+        "Invalid position"
+    );
+    assert_eq!(
+        load_error(&mut dst, "f", 1, &pieces[0].1),
+        "ERR item exists"
+    );
+    assert_eq!(digest(&mut dst, "f"), done);
+    // Another type's key is left alone.
+    query::<String>(&mut dst, &["SET", "s", "v"]).unwrap();
+    assert!(load_error(&mut dst, "s", 1, &pieces[0].1).starts_with("WRONGTYPE"));
+    assert_eq!(query::<String>(&mut dst, &["GET", "s"]).unwrap(), "v");
+    // The refusals were counted.
+    let info: String = query(&mut dst, &["INFO", "cuckoofilter"]).unwrap();
+    assert!(info.contains("cuckoofilter_chunks_refused:"), "{info}");
+    assert_eq!(query::<String>(&mut dst, &["PING"]).unwrap(), "PONG");
+}
+
+#[test]
+fn a_load_in_progress_survives_a_restart() {
+    let source = Server::start_in(
+        scratch("resume-source"),
+        &["--cuckoofilter.dump-chunk-bytes", "4096"],
+    );
+    let target = Server::start("resume-target");
+    let (mut src, mut dst) = (source.connection(), target.connection());
+    query::<String>(&mut src, &["CF.RESERVE", "f", "10000"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "f", 9_000), 9_000);
+    let pieces = scandump(&mut src, "f");
+    let half = pieces.len() / 2;
+    load_all(&mut dst, "f", &pieces[..half]);
+    query::<String>(&mut dst, &["SAVE"]).unwrap();
+    let target = target.restart(&["--dbfilename", "dump.rdb"]);
+    let mut dst = target.connection();
+    load_all(&mut dst, "f", &pieces[half..]);
+    assert_eq!(digest(&mut dst, "f"), digest(&mut src, "f"));
+}
+
+#[test]
+fn a_dump_stays_one_snapshot_while_the_filter_changes() {
+    let server = Server::start_in(
+        scratch("snapshot"),
+        &["--cuckoofilter.dump-chunk-bytes", "4096"],
+    );
+    let mut con = server.connection();
+    query::<String>(&mut con, &["CF.RESERVE", "f", "10000"]).unwrap();
+    assert_eq!(add_and_count(&mut con, "f", 5_000), 5_000);
+    let before = digest(&mut con, "f");
+    // Start a dump, change the filter, then read the rest: the pieces are the snapshot
+    // the dump started from.
+    let (next, header): (i64, Vec<u8>) = query(&mut con, &["CF.SCANDUMP", "f", "0"]).unwrap();
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADD", "f", "after"]).unwrap(),
+        1
+    );
+    let mut pieces = vec![(next, header)];
+    let mut cursor = next;
+    loop {
+        let (next, piece): (i64, Option<Vec<u8>>) =
+            query(&mut con, &["CF.SCANDUMP", "f", &cursor.to_string()]).unwrap();
+        let Some(piece) = piece else { break };
+        pieces.push((next, piece));
+        cursor = next;
+    }
+    load_all(&mut con, "copy", &pieces);
+    assert_eq!(digest(&mut con, "copy"), before);
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.EXISTS", "copy", "after"]).unwrap(),
+        0
+    );
+    assert_eq!(
+        error(&mut con, &["CF.SCANDUMP", "missing", "0"]),
+        "ERR not found"
+    );
+    assert_eq!(
+        error(&mut con, &["CF.SCANDUMP", "f", "-1"]),
+        "Invalid position"
+    );
+    assert_eq!(
+        error(&mut con, &["CF.SCANDUMP", "f", "999999"]),
+        "Invalid position"
+    );
+}
+
+/// A fresh scratch directory for a server.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -1,0 +1,211 @@
+//! Filters survive what Redis does to keep data: an RDB snapshot (`BGSAVE`) and an AOF
+//! rewrite, each followed by a restart, and replication to a replica. Each check is the
+//! key's `DEBUG DIGEST-VALUE` (the table word for word, and the settings) plus every
+//! item still found.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Server, add_and_count, digest, query};
+use redis::{Connection, Value};
+
+/// Waits (bounded) until `INFO persistence` no longer shows `field:1`.
+fn wait_until_done(con: &mut Connection, field: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info: String = query(con, &["INFO", "persistence"]).unwrap();
+        if !info.contains(&format!("{field}:1")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{field} still running after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Filters of all four geometries, one grown, one with a delete and one empty; their
+/// digests.
+fn fill_every_kind(con: &mut Connection) -> Vec<(&'static str, String)> {
+    query::<String>(con, &["CF.RESERVE", "four", "20000", "EXPANSION", "2"]).unwrap();
+    query::<String>(con, &["CF.RESERVE", "eight", "5000", "BUCKETSIZE", "8"]).unwrap();
+    query::<String>(
+        con,
+        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "8"],
+    )
+    .unwrap();
+    query::<String>(con, &["CF.RESERVE", "small", "3000", "MAXITERATIONS", "7"]).unwrap();
+    query::<String>(con, &["CF.RESERVE", "small8", "3000", "BUCKETSIZE", "8"]).unwrap();
+    query::<String>(
+        con,
+        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "16"],
+    )
+    .unwrap();
+    query::<String>(con, &["CF.RESERVE", "empty", "100"]).unwrap();
+    assert_eq!(add_and_count(con, "four", 50_000), 50_000);
+    assert_eq!(add_and_count(con, "eight", 5_000), 5_000);
+    assert_eq!(add_and_count(con, "small", 2_000), 2_000);
+    assert_eq!(add_and_count(con, "small8", 2_000), 2_000);
+    assert_eq!(query::<i64>(con, &["CF.DEL", "four", "item:7"]).unwrap(), 1);
+    ["four", "eight", "small", "small8", "empty"]
+        .into_iter()
+        .map(|key| (key, digest(con, key)))
+        .collect()
+}
+
+/// Every key has its digest, and its items are still found.
+fn check_every_kind(con: &mut Connection, digests: &[(&'static str, String)]) {
+    for (key, expected) in digests {
+        assert_eq!(&digest(con, key), expected, "{key} changed");
+    }
+    let hits: Vec<i64> = query(con, &["CF.MEXISTS", "four", "item:0", "item:49999"]).unwrap();
+    assert_eq!(hits, [1, 1]);
+    for (key, items) in [("eight", 5_000), ("small", 2_000), ("small8", 2_000)] {
+        let names: Vec<String> = (0..items).map(|i| format!("item:{i}")).collect();
+        let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+            .arg(key)
+            .arg(&names)
+            .query(con)
+            .unwrap();
+        assert!(hits.iter().all(|&h| h == 1), "{key} lost an item");
+    }
+    let info: Vec<Value> = query(con, &["CF.INFO", "four"]).unwrap();
+    let deleted: i64 = redis::from_redis_value(&info[9]).unwrap();
+    assert_eq!(deleted, 1);
+    let info: Vec<Value> = query(con, &["CF.INFO", "small"]).unwrap();
+    let (iterations, bits): (i64, i64) = (
+        redis::from_redis_value(&info[15]).unwrap(),
+        redis::from_redis_value(&info[17]).unwrap(),
+    );
+    assert_eq!((iterations, bits), (7, 8), "settings of the 8-bit filter");
+}
+
+#[test]
+fn bgsave_and_restart_keep_every_item_and_the_digest() {
+    let server = Server::start("rdb");
+    let mut con = server.connection();
+    let digests = fill_every_kind(&mut con);
+    query::<String>(&mut con, &["BGSAVE"]).unwrap();
+    wait_until_done(&mut con, "rdb_bgsave_in_progress");
+    let server = server.restart(&["--dbfilename", "dump.rdb"]);
+    let mut con = server.connection();
+    check_every_kind(&mut con, &digests);
+}
+
+#[test]
+fn aof_rewrite_and_restart_keep_every_item_and_the_digest() {
+    // Without the RDB preamble, the rewrite writes each key through the module's
+    // `aof_rewrite` callback (as CF.LOADCHUNK commands), which is what this checks.
+    let aof = [
+        "--appendonly",
+        "yes",
+        "--aof-use-rdb-preamble",
+        "no",
+        "--cuckoofilter.dump-chunk-bytes",
+        "4096",
+    ];
+    let dir = std::env::temp_dir().join(format!("cuckoo-redis-aof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = Server::start_in(dir, &aof);
+    let mut con = server.connection();
+    fill_every_kind(&mut con);
+    query::<String>(&mut con, &["BGREWRITEAOF"]).unwrap();
+    wait_until_done(&mut con, "aof_rewrite_in_progress");
+    wait_until_done(&mut con, "aof_rewrite_scheduled");
+    // Writes after the rewrite go to the AOF as plain commands, after the rewrite's.
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADD", "empty", "late"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.DEL", "eight", "item:1"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADD", "eight", "item:1"]).unwrap(),
+        1
+    );
+    let digests: Vec<_> = ["four", "eight", "small", "small8", "empty"]
+        .into_iter()
+        .map(|key| (key, digest(&mut con, key)))
+        .collect();
+    let appendonly = server.dir.join("appendonlydir");
+    let rewritten = std::fs::read_dir(&appendonly)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().contains(".base.aof"))
+        .map(|entry| std::fs::read(entry.path()).unwrap())
+        .next()
+        .expect("a base AOF file");
+    assert!(
+        rewritten.windows(12).any(|w| w == b"CF.LOADCHUNK"),
+        "the rewrite holds no CF.LOADCHUNK"
+    );
+    let server = server.restart(&aof);
+    let mut con = server.connection();
+    check_every_kind(&mut con, &digests);
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.EXISTS", "empty", "late"]).unwrap(),
+        1
+    );
+}
+
+#[test]
+fn a_replica_holds_the_same_table_as_its_primary() {
+    let primary = Server::start("primary");
+    let replica = Server::start("replica");
+    let mut con = primary.connection();
+    query::<String>(&mut con, &["CF.RESERVE", "r", "100000", "EXPANSION", "2"]).unwrap();
+    // A million mixed writes, each replicated verbatim: adds (past the first capacity,
+    // so the filter grows), unique adds and deletes; and a filter loaded by chunks.
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for round in 0..200 {
+        let mut pipe = redis::pipe();
+        for _ in 0..5_000 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let item = format!("k{}", rng >> 44);
+            match rng % 10 {
+                0..=5 => pipe.cmd("CF.ADD").arg("r").arg(item),
+                6..=7 => pipe.cmd("CF.ADDNX").arg("r").arg(item),
+                _ => pipe.cmd("CF.DEL").arg("r").arg(item),
+            };
+        }
+        pipe.query::<Vec<Value>>(&mut con).unwrap();
+        if round == 0 {
+            // Attach the replica after some writes: it starts from an RDB transfer, then
+            // follows the stream of commands.
+            let mut rcon = replica.connection();
+            query::<String>(
+                &mut rcon,
+                &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
+            )
+            .unwrap();
+        }
+    }
+    let mut cursor = 0i64;
+    loop {
+        let (next, piece): (i64, Option<Vec<u8>>) =
+            query(&mut con, &["CF.SCANDUMP", "r", &cursor.to_string()]).unwrap();
+        let Some(piece) = piece else { break };
+        redis::cmd("CF.LOADCHUNK")
+            .arg("copy")
+            .arg(next)
+            .arg(piece)
+            .query::<String>(&mut con)
+            .unwrap();
+        cursor = next;
+    }
+    let offset: i64 = query(&mut con, &["WAIT", "1", "30000"]).unwrap();
+    assert_eq!(offset, 1, "the replica did not catch up");
+    let mut rcon = replica.connection();
+    let info: Vec<Value> = query(&mut con, &["CF.INFO", "r"]).unwrap();
+    let filters: i64 = redis::from_redis_value(&info[5]).unwrap();
+    assert!(filters > 1, "the filter did not grow");
+    assert_eq!(digest(&mut rcon, "r"), digest(&mut con, "r"));
+    assert_eq!(digest(&mut rcon, "copy"), digest(&mut con, "r"));
+}
