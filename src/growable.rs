@@ -40,12 +40,18 @@ pub const DEFAULT_MAX_SUB_FILTERS: usize = 32;
 /// not yet added would cost more than small filters themselves.
 pub const MAX_SUB_FILTERS_LIMIT: usize = 1024;
 
-/// Locks that only `insert_unique` takes, picked by key hash, so that two of them on one
-/// key run one after the other across all sub-filters.
+/// The most locks that only `insert_unique` takes, picked by key hash, so that two of
+/// them on one key run one after the other across all sub-filters.
 const UNIQUE_LOCKS: usize = 64;
 
-fn unique_locks() -> Box<[CachePadded<Lock>]> {
-    (0..UNIQUE_LOCKS)
+/// As many `insert_unique` locks as the first sub-filter has stripes, at most
+/// [`UNIQUE_LOCKS`]: a small filter sees no more concurrent writers than its stripes
+/// let through, and each padded lock costs a cache line pair (64 of them, 8 KiB,
+/// were most of a 1,000-key filter).
+fn unique_locks<F: Fingerprint, const B: usize>(
+    first: &RawFilter<F, B>,
+) -> Box<[CachePadded<Lock>]> {
+    (0..first.stripes.len().min(UNIQUE_LOCKS))
         .map(|_| CachePadded::new(Lock::default()))
         .collect()
 }
@@ -197,8 +203,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     ///
     /// As `insert`.
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        // Bits 32..38 of the hash: any bits spread keys over the locks.
-        let lock = &self.unique_locks[(hash >> 32) as usize % UNIQUE_LOCKS];
+        // Bits from 32 up: any bits spread keys over the locks, whose number is a power
+        // of two (a stripe count, at most 64).
+        let lock = &self.unique_locks[(hash >> 32) as usize & (self.unique_locks.len() - 1)];
         let _unique = lock.lock();
         loop {
             let (published, newest) = self.newest();
@@ -464,6 +471,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
         hasher: S,
     ) -> Self {
         let published = subs.len();
+        let unique_locks = unique_locks(&subs[0]);
         let slots: Box<[OnceLock<RawFilter<F, B>>]> = subs
             .into_iter()
             .map(OnceLock::from)
@@ -474,7 +482,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
             subs: slots,
             published: AtomicUsize::new(published),
             growing: Lock::default(),
-            unique_locks: unique_locks(),
+            unique_locks,
             refused_full: AtomicU64::new(0),
             growth,
             max_kicks,
@@ -633,6 +641,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         let mut first = RawFilter::new(buckets, default_stripes(buckets).min(MAX_STRIPES))
             .map_err(|_| BuildError::OutOfMemory)?;
         first.limit_kicks(self.max_kicks);
+        let unique_locks = unique_locks(&first);
         let subs: Box<[OnceLock<RawFilter<F, B>>]> =
             (0..self.max_sub_filters).map(|_| OnceLock::new()).collect();
         if subs[0].set(first).is_err() {
@@ -642,7 +651,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
             subs,
             published: AtomicUsize::new(1),
             growing: Lock::default(),
-            unique_locks: unique_locks(),
+            unique_locks,
             refused_full: AtomicU64::new(0),
             growth: self.growth,
             max_kicks: self.max_kicks,
