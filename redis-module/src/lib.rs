@@ -5,11 +5,12 @@
 //! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
-//! counters in `config.rs`, and the native type's callbacks (RDB, AOF, free, memory,
-//! copy, digest) in `native.rs`.
+//! counters in `config.rs`, the native type's callbacks (RDB, AOF, free, memory,
+//! copy, digest) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
 
+mod alloc;
 mod commands;
 mod config;
 mod dump;
@@ -31,7 +32,7 @@ use config::{
 redis_module! {
     name: "cuckoofilter",
     version: 1,
-    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+    allocator: (alloc::AlignedRedisAlloc, alloc::AlignedRedisAlloc),
     data_types: [CUCKOO_TYPE],
     init: init,
     commands: [
