@@ -24,7 +24,10 @@ pub struct AlignedRedisAlloc;
 impl AlignedRedisAlloc {
     /// The block behind an over-aligned request.
     fn block(layout: Layout) -> Option<Layout> {
-        let size = layout.size().checked_add(layout.align())?.checked_add(HEADER)?;
+        let size = layout
+            .size()
+            .checked_add(layout.align())?
+            .checked_add(HEADER)?;
         Layout::from_size_align(size, GUARANTEED_ALIGN).ok()
     }
 }

@@ -140,13 +140,18 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// The filter of `key`, made with the module's defaults (and `capacity`) if the key is
-/// empty.
-fn filter_or_create(key: &RedisKeyWritable, capacity: u64) -> Result<&mut CuckooKey, RedisError> {
-    if write_value(key)?.is_none() {
-        create(key, default_settings(capacity))?;
+/// The filter of `key` and whether it existed, made with the module's defaults (and
+/// `capacity`) if the key is empty.
+fn filter_or_create(
+    key: &RedisKeyWritable,
+    capacity: u64,
+) -> Result<(&mut CuckooKey, bool), RedisError> {
+    if let Some(filter) = write_filter(key)? {
+        return Ok((filter, true));
     }
-    write_filter(key)?.ok_or(RedisError::Str("ERR Could not create filter"))
+    create(key, default_settings(capacity))?;
+    let filter = write_filter(key)?.ok_or(RedisError::Str("ERR Could not create filter"))?;
+    Ok((filter, false))
 }
 
 /// One insert, counted; `Ok(true)` if the item was added.
@@ -178,8 +183,7 @@ fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult 
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key_writable(key);
-    let existed = write_value(&key)?.is_some();
-    let filter = filter_or_create(&key, current(&config::DEFAULT_CAPACITY))?;
+    let (filter, existed) = filter_or_create(&key, current(&config::DEFAULT_CAPACITY))?;
     let added = insert_one(filter, item.as_slice(), unique);
     // A created key is a write even when the item then did not fit.
     if added.as_ref().is_ok_and(|&added| added) || !existed {
@@ -231,11 +235,10 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let existed = write_value(&key)?.is_some();
-    if !existed && !create_missing {
+    if !create_missing && write_value(&key)?.is_none() {
         return Err(RedisError::Str(NOT_FOUND));
     }
-    let filter = filter_or_create(&key, capacity)?;
+    let (filter, existed) = filter_or_create(&key, capacity)?;
     let booleans = !unique && resp3(ctx);
     let mut changed = !existed;
     let replies = items

@@ -91,10 +91,12 @@ pub static COUNTERS: Counters = Counters {
     chunks_refused: AtomicU64::new(0),
 };
 
-/// Adds `n` to a counter (Redis runs commands on one thread; the atomics only make
-/// the statics shareable).
+/// Adds `n` to a counter. Commands run one at a time on Redis's main thread (a module
+/// thread runs them only while holding the server's lock), so a load and a store
+/// suffice; the atomics only make the statics shareable, and a locked add would cost
+/// more than the rest of the bookkeeping.
 pub fn count(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Ordering::Relaxed);
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
 }
 
 /// The `cuckoofilter_stats` section of `INFO`.
