@@ -137,10 +137,11 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             SLOTS * F::BITS as usize / 8,
         )?;
         // As a `CuckooFilter`'s, but a tiny window (a ghost for a cache of a few hundred
-        // entries) gets one stripe per 4 buckets rather than 16 stripes.
+        // entries) gets one stripe per 8 buckets rather than 16 stripes: a few writers
+        // at most share it, and each stripe costs 20 bytes.
         let stripes = checked_stripes(
             self.stripes,
-            default_stripes(buckets).min((buckets / 4).next_power_of_two()),
+            default_stripes(buckets).min((buckets / 8).next_power_of_two()),
         )?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
         Ok(RecentFilter::from_parts(
