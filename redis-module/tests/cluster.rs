@@ -22,7 +22,7 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Server, digest, error, query};
+use common::{Server, digest, error, query, scratch};
 use redis::cluster::{ClusterClient, ClusterConnection, cluster_pipe};
 use redis::{ConnectionLike, RedisResult, Value};
 
@@ -99,12 +99,7 @@ fn free_cluster_port(taken: &HashSet<u16>, guesses: &mut Guesses) -> u16 {
 fn start_node(index: usize, taken: &mut HashSet<u16>, guesses: &mut Guesses) -> Server {
     for _ in 0..10 {
         let port = free_cluster_port(taken, guesses);
-        let dir = std::env::temp_dir().join(format!(
-            "cuckoo-redis-cluster-{}-{index}-{port}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory for the node");
+        let dir = scratch(&format!("cluster-{index}-{port}"));
         if let Some(node) = Server::try_start_on(port, dir, &NODE_ARGS) {
             taken.extend([port, port + BUS_OFFSET]);
             return node;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, add_and_count, digest, error, query};
+use common::{Server, add_and_count, digest, error, query, scratch};
 use redis::Connection;
 
 /// Every piece of a dump of `key`, each with the cursor `CF.LOADCHUNK` takes it with.
@@ -287,12 +287,4 @@ fn a_dump_stays_one_snapshot_while_the_filter_changes() {
         error(&mut con, &["CF.SCANDUMP", "f", "999999"]),
         "Invalid position"
     );
-}
-
-/// A fresh scratch directory for a server.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, add_and_count, digest, query};
+use common::{Server, add_and_count, digest, query, scratch};
 use redis::{Connection, Value};
 
 /// Waits (bounded) until `INFO persistence` no longer shows `field:1`.
@@ -106,10 +106,7 @@ fn aof_rewrite_and_restart_keep_every_item_and_the_digest() {
         "--cuckoofilter.dump-chunk-bytes",
         "4096",
     ];
-    let dir = std::env::temp_dir().join(format!("cuckoo-redis-aof-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = Server::start_in(dir, &aof);
+    let server = Server::start_in(scratch("aof"), &aof);
     let mut con = server.connection();
     fill_every_kind(&mut con);
     query::<String>(&mut con, &["BGREWRITEAOF"]).unwrap();

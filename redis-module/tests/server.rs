@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Server, add_and_count, digest, error, query};
+use common::{Server, add_and_count, digest, error, query, scratch};
 use redis::{Connection, Value};
 
 /// `CF.INFO`'s field names and values (the integers and the one float as `f64`).
@@ -371,10 +371,10 @@ fn resp3_replies_are_redisbloom_2_8s() {
 #[test]
 fn configs_set_the_defaults_of_new_filters_only() {
     // Module arguments after the path set configs at load time.
-    let dir = std::env::temp_dir().join(format!("cuckoo-redis-configs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = Server::start_in(dir, &["fingerprint-bits", "8", "bucket-size", "8"]);
+    let server = Server::start_in(
+        scratch("configs"),
+        &["fingerprint-bits", "8", "bucket-size", "8"],
+    );
     let mut con = server.connection();
     let config = |con: &mut Connection, name: &str| -> String {
         let pair: Vec<String> =

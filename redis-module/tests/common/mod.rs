@@ -60,6 +60,14 @@ pub fn modified(path: &std::path::Path) -> std::time::SystemTime {
     std::fs::metadata(path).and_then(|m| m.modified()).unwrap()
 }
 
+/// A fresh scratch directory for a server.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -70,30 +78,28 @@ pub fn free_port() -> u16 {
 
 impl Server {
     pub fn start(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self::start_in(dir, &[])
+        Self::start_in(scratch(name), &[])
     }
 
+    /// A server in `dir` with `extra` arguments after the module's path (module
+    /// arguments first, then `--option value` pairs).
     pub fn start_in(dir: PathBuf, extra: &[&str]) -> Self {
         let port = free_port();
+        Self::try_start_on(port, dir, extra)
+            .unwrap_or_else(|| panic!("the server on port {port} did not start"))
+    }
+
+    /// A server on `port` (a cluster node's port is part of the
+    /// cluster's configuration). `None` if the server exits before answering, e.g.
+    /// because another process took the port (or a cluster node's bus port, port +
+    /// 10000) after it was found free; the caller then tries another port.
+    pub fn try_start_on(port: u16, dir: PathBuf, extra: &[&str]) -> Option<Self> {
         let server = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let child = Command::new(&server)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-            ])
-            .args([
-                "--dir",
-                dir.to_str().unwrap(),
-                "--enable-debug-command",
-                "yes",
-            ])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--enable-debug-command", "yes"])
+            .arg("--dir")
+            .arg(&dir)
             .arg("--loadmodule")
             .arg(module_path())
             .args(extra)
@@ -103,16 +109,16 @@ impl Server {
             .unwrap_or_else(|e| {
                 panic!("cannot start {server}: {e} (install redis-server, or set REDIS_SERVER)")
             });
-        let server = Self { child, port, dir };
+        let mut server = Self { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(10);
         while server.try_connection().is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server on port {port} did not start"
-            );
+            let exited = matches!(server.child.try_wait(), Ok(Some(_)));
+            if exited || Instant::now() >= deadline {
+                return None; // dropping `server` kills it and removes its directory
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
+        Some(server)
     }
 
     pub fn try_connection(&self) -> RedisResult<Connection> {
@@ -193,38 +199,4 @@ pub fn add_and_count(con: &mut Connection, key: &str, items: u64) -> u64 {
         found += hits.iter().filter(|&&h| h == 1).count() as u64;
     }
     found
-}
-
-impl Server {
-    /// Like [`Server::start_in`], but on `port` (a cluster node's port is part of the
-    /// cluster's configuration). `None` if the server exits before answering, e.g.
-    /// because another process took the port (or a cluster node's bus port, port +
-    /// 10000) after it was found free; the caller then tries another port.
-    pub fn try_start_on(port: u16, dir: PathBuf, extra: &[&str]) -> Option<Self> {
-        let server = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
-        let child = Command::new(&server)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--enable-debug-command", "yes"])
-            .arg("--dir")
-            .arg(&dir)
-            .arg("--loadmodule")
-            .arg(module_path())
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {server}: {e} (install redis-server, or set REDIS_SERVER)")
-            });
-        let mut server = Self { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while server.try_connection().is_err() {
-            let exited = matches!(server.child.try_wait(), Ok(Some(_)));
-            if exited || Instant::now() >= deadline {
-                return None; // dropping `server` kills it and removes its directory
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(server)
-    }
 }
