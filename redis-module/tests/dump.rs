@@ -56,12 +56,26 @@ fn load_all(con: &mut Connection, key: &str, pieces: &[(i64, Vec<u8>)]) {
     }
 }
 
+/// A server that dumps in 4 KiB pieces.
+fn small_pieces(name: &str) -> Server {
+    Server::start_in(scratch(name), &["--cuckoofilter.dump-chunk-bytes", "4096"])
+}
+
+/// A source server holding filter `f` of 9,000 items, a target server, and the dump of
+/// `f` in 4 KiB pieces.
+fn source_target_and_dump(name: &str) -> (Server, Server, Vec<(i64, Vec<u8>)>) {
+    let source = small_pieces(&format!("{name}-source"));
+    let target = Server::start(&format!("{name}-target"));
+    let mut src = source.connection();
+    query::<String>(&mut src, &["CF.RESERVE", "f", "10000"]).unwrap();
+    assert_eq!(add_and_count(&mut src, "f", 9_000), 9_000);
+    let pieces = scandump(&mut src, "f");
+    (source, target, pieces)
+}
+
 #[test]
 fn a_dump_from_one_server_loads_into_another() {
-    let source = Server::start_in(
-        scratch("dump-source"),
-        &["--cuckoofilter.dump-chunk-bytes", "4096"],
-    );
+    let source = small_pieces("dump");
     let target = Server::start("dump-target");
     let (mut src, mut dst) = (source.connection(), target.connection());
     query::<String>(&mut src, &["CF.RESERVE", "grown", "2000", "EXPANSION", "2"]).unwrap();
@@ -115,15 +129,8 @@ fn a_dump_from_one_server_loads_into_another() {
 
 #[test]
 fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
-    let source = Server::start_in(
-        scratch("chunks-source"),
-        &["--cuckoofilter.dump-chunk-bytes", "4096"],
-    );
-    let target = Server::start("chunks-target");
+    let (source, target, pieces) = source_target_and_dump("chunks");
     let (mut src, mut dst) = (source.connection(), target.connection());
-    query::<String>(&mut src, &["CF.RESERVE", "f", "10000"]).unwrap();
-    assert_eq!(add_and_count(&mut src, "f", 9_000), 9_000);
-    let pieces = scandump(&mut src, "f");
     assert!(
         pieces.len() >= 4,
         "want several chunks, got {}",
@@ -225,15 +232,8 @@ fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
 
 #[test]
 fn a_load_in_progress_survives_a_restart() {
-    let source = Server::start_in(
-        scratch("resume-source"),
-        &["--cuckoofilter.dump-chunk-bytes", "4096"],
-    );
-    let target = Server::start("resume-target");
+    let (source, target, pieces) = source_target_and_dump("resume");
     let (mut src, mut dst) = (source.connection(), target.connection());
-    query::<String>(&mut src, &["CF.RESERVE", "f", "10000"]).unwrap();
-    assert_eq!(add_and_count(&mut src, "f", 9_000), 9_000);
-    let pieces = scandump(&mut src, "f");
     let half = pieces.len() / 2;
     load_all(&mut dst, "f", &pieces[..half]);
     query::<String>(&mut dst, &["SAVE"]).unwrap();
@@ -245,10 +245,7 @@ fn a_load_in_progress_survives_a_restart() {
 
 #[test]
 fn a_dump_stays_one_snapshot_while_the_filter_changes() {
-    let server = Server::start_in(
-        scratch("snapshot"),
-        &["--cuckoofilter.dump-chunk-bytes", "4096"],
-    );
+    let server = small_pieces("snapshot");
     let mut con = server.connection();
     query::<String>(&mut con, &["CF.RESERVE", "f", "10000"]).unwrap();
     assert_eq!(add_and_count(&mut con, "f", 5_000), 5_000);
