@@ -110,7 +110,7 @@ fn start_node(index: usize, taken: &mut HashSet<u16>, guesses: &mut Guesses) -> 
 
 /// `redis-cli --cluster create` over the nodes, one shard each (no replicas).
 fn create_cluster(nodes: &[Server]) {
-    let cli = std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into());
+    let cli = common::binary("REDIS_CLI", "redis-cli", "valkey-cli");
     let log_path = nodes[0].dir.join("cluster-create.log");
     let log = File::create(&log_path).expect("a log file for redis-cli");
     let mut child = Command::new(&cli)

@@ -206,3 +206,95 @@ fn a_replica_holds_the_same_table_as_its_primary() {
     assert_eq!(digest(&mut rcon, "r"), digest(&mut con, "r"));
     assert_eq!(digest(&mut rcon, "copy"), digest(&mut con, "r"));
 }
+
+/// The primary's replication offset: how many bytes of commands it has sent its replicas.
+fn replication_offset(con: &mut Connection) -> i64 {
+    let info: String = query(con, &["INFO", "replication"]).unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix("master_repl_offset:"))
+        .and_then(|offset| offset.trim().parse().ok())
+        .expect("master_repl_offset in INFO replication")
+}
+
+#[test]
+fn failed_and_empty_writes_are_not_replicated() {
+    // No pings to the replica during the test: they too would move the offset.
+    let quiet = ["--repl-ping-replica-period", "3600"];
+    let primary = Server::start_in(scratch("quiet-primary"), &quiet);
+    let replica = Server::start("quiet-replica");
+    let mut con = primary.connection();
+    let mut rcon = replica.connection();
+    query::<String>(
+        &mut rcon,
+        &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
+    )
+    .unwrap();
+    query::<String>(&mut con, &["CF.RESERVE", "full", "8", "EXPANSION", "0"]).unwrap();
+    let mut added = 0;
+    while query::<i64>(&mut con, &["CF.ADD", "full", &format!("i{added}")]).is_ok() {
+        added += 1;
+        assert!(added < 1_000, "a filter for 8 items took 1,000");
+    }
+    assert_eq!(query::<i64>(&mut con, &["WAIT", "1", "10000"]).unwrap(), 1);
+    let before = replication_offset(&mut con);
+    // Each of these fails or changes nothing.
+    assert!(query::<i64>(&mut con, &["CF.ADD", "full", "one-more"]).is_err());
+    let replies: Vec<i64> = query(&mut con, &["CF.INSERT", "full", "ITEMS", "x", "y"]).unwrap();
+    assert_eq!(replies, [-1, -1]);
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADDNX", "full", "i0"]).unwrap(),
+        0
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.DEL", "full", "never-added"]).unwrap(),
+        0
+    );
+    assert!(query::<String>(&mut con, &["CF.RESERVE", "full", "100"]).is_err());
+    assert!(query::<String>(&mut con, &["CF.RESERVE", "bad", "100", "BUCKETSIZE", "3"]).is_err());
+    assert!(query::<String>(&mut con, &["CF.LOADCHUNK", "bad", "1", "not a header"]).is_err());
+    assert_eq!(
+        replication_offset(&mut con),
+        before,
+        "a failed write was replicated"
+    );
+    // A write that succeeds moves it, and the replica follows.
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.DEL", "full", "i0"]).unwrap(),
+        1
+    );
+    assert!(replication_offset(&mut con) > before);
+    assert_eq!(query::<i64>(&mut con, &["WAIT", "1", "10000"]).unwrap(), 1);
+    assert_eq!(digest(&mut rcon, "full"), digest(&mut con, "full"));
+}
+
+#[test]
+fn copy_makes_an_independent_filter_and_memory_usage_counts_the_table() {
+    let server = Server::start("copy");
+    let mut con = server.connection();
+    query::<String>(&mut con, &["CF.RESERVE", "f", "100000", "EXPANSION", "2"]).unwrap();
+    assert_eq!(add_and_count(&mut con, "f", 150_000), 150_000);
+    assert_eq!(query::<i64>(&mut con, &["COPY", "f", "g"]).unwrap(), 1);
+    assert_eq!(digest(&mut con, "g"), digest(&mut con, "f"));
+    let original = digest(&mut con, "f");
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.ADD", "g", "only-in-g"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.EXISTS", "f", "only-in-g"]).unwrap(),
+        0
+    );
+    assert_eq!(
+        digest(&mut con, "f"),
+        original,
+        "writing the copy changed the original"
+    );
+    // MEMORY USAGE is the module's own count: at least the tables (2 bytes a slot, the
+    // first sub-filter sized for 100,000 at 95% and a second twice as large).
+    let bytes: i64 = query(&mut con, &["MEMORY", "USAGE", "f"]).unwrap();
+    let tables = 2 * 3 * 100_000 * 100 / 95;
+    assert!(
+        bytes >= tables && bytes < tables * 11 / 10,
+        "MEMORY USAGE {bytes} against tables of {tables} bytes"
+    );
+}

@@ -60,6 +60,23 @@ pub fn modified(path: &std::path::Path) -> std::time::SystemTime {
     std::fs::metadata(path).and_then(|m| m.modified()).unwrap()
 }
 
+/// The program `variable` names; else `redis` if it is on the PATH; else `valkey` if
+/// that is (so the tests run on Valkey where only Valkey is installed); else `redis`, for
+/// the error that names it.
+pub fn binary(variable: &str, redis: &str, valkey: &str) -> String {
+    if let Ok(named) = std::env::var(variable) {
+        return named;
+    }
+    let on_path = |program: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    if !on_path(redis) && on_path(valkey) {
+        return valkey.into();
+    }
+    redis.into()
+}
+
 /// A fresh scratch directory for a server.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cuckoo-redis-{name}-{}", std::process::id()));
@@ -94,7 +111,7 @@ impl Server {
     /// because another process took the port (or a cluster node's bus port, port +
     /// 10000) after it was found free; the caller then tries another port.
     pub fn try_start_on(port: u16, dir: PathBuf, extra: &[&str]) -> Option<Self> {
-        let server = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let server = binary("REDIS_SERVER", "redis-server", "valkey-server");
         let child = Command::new(&server)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--enable-debug-command", "yes"])
