@@ -285,3 +285,56 @@ fn a_dump_stays_one_snapshot_while_the_filter_changes() {
         "Invalid position"
     );
 }
+
+#[test]
+fn flipped_bits_and_cut_pieces_are_all_refused() {
+    // Every piece of a dump, damaged many ways, sent where it belongs: each one refused,
+    // the key unchanged, the server alive (a panic in the module would abort it).
+    let (source, target, pieces) = source_target_and_dump("fuzz");
+    drop(source);
+    let mut dst = target.connection();
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |below: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % below as u64) as usize
+    };
+    let mut refused = 0;
+    for (index, (cursor, piece)) in pieces.iter().enumerate() {
+        let before = (index > 0).then(|| digest(&mut dst, "f"));
+        for trial in 0..300 {
+            let mut damaged = piece.clone();
+            if trial % 3 == 0 {
+                damaged.truncate(next(piece.len()));
+            } else {
+                for _ in 0..=trial % 3 {
+                    let bit = next(piece.len() * 8);
+                    damaged[bit / 8] ^= 1 << (bit % 8);
+                }
+            }
+            assert!(
+                loadchunk(&mut dst, "f", *cursor, &damaged).is_err(),
+                "a damaged piece {index} loaded (trial {trial})"
+            );
+            refused += 1;
+        }
+        if let Some(before) = before {
+            assert_eq!(
+                digest(&mut dst, "f"),
+                before,
+                "a refused piece changed the key"
+            );
+        } else {
+            assert_eq!(query::<i64>(&mut dst, &["EXISTS", "f"]).unwrap(), 0);
+        }
+        // The undamaged piece still loads.
+        assert_eq!(loadchunk(&mut dst, "f", *cursor, piece).unwrap(), "OK");
+    }
+    assert_eq!(refused, 300 * pieces.len());
+    assert_eq!(
+        query::<i64>(&mut dst, &["CF.EXISTS", "f", "item:8999"]).unwrap(),
+        1
+    );
+    assert_eq!(query::<String>(&mut dst, &["PING"]).unwrap(), "PONG");
+}
