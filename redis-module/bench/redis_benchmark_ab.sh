@@ -6,7 +6,7 @@
 #   cargo build --release -p cuckoo-redis
 #   REDISBLOOM_MODULE=/path/to/redisbloom.so bash redis-module/bench/redis_benchmark_ab.sh
 #
-# How to get redisbloom.so: see the doc comment of redis-module/examples/versus.rs.
+# How to get redisbloom.so: see the doc comment of redis-module/examples/versus/main.rs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RB=${REDISBLOOM_MODULE:?set REDISBLOOM_MODULE to the redisbloom.so of RedisBloom 2.8}
