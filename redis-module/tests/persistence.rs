@@ -298,3 +298,59 @@ fn copy_makes_an_independent_filter_and_memory_usage_counts_the_table() {
         "MEMORY USAGE {bytes} against tables of {tables} bytes"
     );
 }
+
+#[test]
+fn an_rdb_of_the_first_module_version_still_loads() {
+    // tests/data/v0.rdb was saved by the module at RDB encoding version 0 (its first
+    // version, before the record kind): `CF.RESERVE grown 100 EXPANSION 2`, `CF.ADD grown
+    // item:0` to `item:299`, `CF.DEL grown item:7`, `CF.RESERVE eight 100 BUCKETSIZE 8
+    // MAXITERATIONS 50`, `CF.ADD eight item:0` to `item:49`, `SAVE`.
+    let dir = scratch("v0");
+    let rdb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v0.rdb");
+    std::fs::copy(&rdb, dir.join("v0.rdb")).unwrap();
+    let server = Server::start_in(dir, &["--dbfilename", "v0.rdb"]);
+    let mut con = server.connection();
+    // The same commands now build the very same tables (inserts are deterministic).
+    query::<String>(
+        &mut con,
+        &["CF.RESERVE", "grown-now", "100", "EXPANSION", "2"],
+    )
+    .unwrap();
+    assert_eq!(add_and_count(&mut con, "grown-now", 300), 300);
+    assert_eq!(
+        query::<i64>(&mut con, &["CF.DEL", "grown-now", "item:7"]).unwrap(),
+        1
+    );
+    let eight = [
+        "CF.RESERVE",
+        "eight-now",
+        "100",
+        "BUCKETSIZE",
+        "8",
+        "MAXITERATIONS",
+        "50",
+    ];
+    query::<String>(&mut con, &eight).unwrap();
+    assert_eq!(add_and_count(&mut con, "eight-now", 50), 50);
+    assert_eq!(digest(&mut con, "grown"), digest(&mut con, "grown-now"));
+    assert_eq!(digest(&mut con, "eight"), digest(&mut con, "eight-now"));
+    let names: Vec<String> = (0..300)
+        .filter(|&i| i != 7)
+        .map(|i| format!("item:{i}"))
+        .collect();
+    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+        .arg("grown")
+        .arg(&names)
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        hits.iter().all(|&h| h == 1),
+        "an item of the version 0 record is missing"
+    );
+    let info: Vec<Value> = query(&mut con, &["CF.INFO", "grown"]).unwrap();
+    let (deleted, expansion): (i64, i64) = (
+        redis::from_redis_value(&info[9]).unwrap(),
+        redis::from_redis_value(&info[13]).unwrap(),
+    );
+    assert_eq!((deleted, expansion), (1, 2));
+}
