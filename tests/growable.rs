@@ -353,6 +353,7 @@ fn chunks_of_another_grown_filter_of_the_same_shape_are_refused() {
     let (ours, theirs) = (filter.dump_chunks(1_000), other.dump_chunks(1_000));
     assert_eq!(ours.encoding_len(), theirs.encoding_len(), "same shape");
     assert_ne!(ours.identity(), theirs.identity());
+    let identity = ours.identity();
     let (ours, theirs): (Vec<_>, Vec<_>) = (ours.collect(), theirs.collect());
     let mut loader = ChunkLoader::new();
     loader.push(&ours[0]).unwrap();
@@ -360,6 +361,19 @@ fn chunks_of_another_grown_filter_of_the_same_shape_are_refused() {
         loader.push(&theirs[1]),
         Err(DecodeError::ForeignChunk)
     ));
+    // A loader told the identity ahead refuses another dump's chunks from the first on,
+    // and takes its own.
+    let mut expecting = ChunkLoader::expecting(identity);
+    assert!(matches!(
+        expecting.push(&theirs[0]),
+        Err(DecodeError::ForeignChunk)
+    ));
+    for chunk in &ours {
+        expecting.push(chunk).unwrap();
+    }
+    let copy =
+        GrowableCuckooFilter::<u16, 4>::from_bytes(&expecting.into_bytes().unwrap()).unwrap();
+    assert!(copy.contains_many(0..5_000u64).all(|hit| hit));
     // An unchanged filter dumps under the same identity again.
     assert_eq!(
         filter.dump_chunks(1_000).identity(),

@@ -10,7 +10,7 @@ use fastbloom::BloomFilter;
 /// The exact ghosts' map, with a fixed hasher: its capacity (the memory reported) depends
 /// on where removals leave tombstones, so with a random seed the same replay reported
 /// 42.7 or 64.6 bytes per entry at one size; fixed, every run reports the same.
-type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+type SeededMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
 
 /// Remembers keys evicted from the small queue; a miss on a remembered key goes to the
 /// main queue.
@@ -28,7 +28,7 @@ pub trait Ghost<K> {
 /// queue lazily.
 pub struct ExactGhost<K> {
     capacity: usize,
-    positions: HashMap<K, u64>,
+    positions: SeededMap<K, u64>,
     queue: VecDeque<(K, u64)>,
     next: u64,
 }
@@ -37,7 +37,7 @@ impl<K> ExactGhost<K> {
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity: capacity.max(1),
-            positions: HashMap::default(),
+            positions: SeededMap::default(),
             queue: VecDeque::new(),
             next: 0,
         }
@@ -136,7 +136,7 @@ pub struct GenerationsGhost<K> {
     generation_len: usize,
     current: usize,
     inserted: usize,
-    generations: HashMap<K, usize>,
+    generations: SeededMap<K, usize>,
 }
 
 impl<K> GenerationsGhost<K> {
@@ -145,7 +145,7 @@ impl<K> GenerationsGhost<K> {
             generation_len: RecentGhost::window_for(main_entries) / GHOST_GENERATIONS,
             current: 0,
             inserted: 0,
-            generations: HashMap::default(),
+            generations: SeededMap::default(),
         }
     }
 }

@@ -36,6 +36,11 @@ fn wrong_type(_: RedisError) -> RedisError {
     RedisError::Str(WRONG_TYPE)
 }
 
+/// Whether the calling client speaks RESP3.
+fn resp3(ctx: &Context) -> bool {
+    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
+}
+
 /// The value of a key opened for reading; `None` for an empty key.
 fn read_value(key: &RedisKey) -> Result<Option<&KeyValue>, RedisError> {
     key.get_value::<KeyValue>(&CUCKOO_TYPE).map_err(wrong_type)
@@ -340,11 +345,6 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::Bool(removed))
 }
 
-/// Whether the calling client speaks RESP3.
-fn resp3(ctx: &Context) -> bool {
-    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
-}
-
 /// `CF.INFO key`: RedisBloom's eight fields in its order, then this filter's own; a
 /// map under RESP3, a flat name-value array under RESP2 (Redis flattens the map).
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -383,11 +383,6 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     })
 }
 
-/// The configured dump piece size.
-fn chunk_bytes() -> usize {
-    usize::try_from(current(&config::DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX)
-}
-
 /// `CF.SCANDUMP key cursor`: `[next cursor, piece]`, and `[0, nil]` after the last
 /// piece. Cursor 0 takes a new snapshot; later cursors read the same one.
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -409,24 +404,26 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // server restarted, or another dump replaced it) takes a new one, whose chunks a
         // loader refuses if the filter changed in between.
         if cursor == 0 || dump.is_none() {
-            *dump = Some(Dump::of(filter, chunk_bytes()));
+            *dump = Some(Dump::of(filter, config::dump_chunk_bytes()));
         }
-        let pieces = dump.as_ref().map_or(0, Dump::len);
-        if cursor > pieces {
+        let snapshot = dump
+            .as_ref()
+            .expect("a snapshot was just taken if none was kept");
+        if let Some(piece) = snapshot.piece(cursor) {
+            count(&COUNTERS.dump_pieces_sent, 1);
+            return Ok(RedisValue::Array(vec![
+                RedisValue::Integer((cursor + 1) as i64),
+                RedisValue::StringBuffer(piece.to_vec()),
+            ]));
+        }
+        if cursor > snapshot.len() {
             return Err(RedisError::Str(INVALID_POSITION));
         }
-        let Some(piece) = dump.as_ref().and_then(|d| d.piece(cursor)) else {
-            // Every piece has been sent: the snapshot is no longer needed.
-            *dump = None;
-            return Ok(RedisValue::Array(vec![
-                RedisValue::Integer(0),
-                RedisValue::Null,
-            ]));
-        };
-        count(&COUNTERS.dump_pieces_sent, 1);
+        // Every piece has been sent: the snapshot is no longer needed.
+        *dump = None;
         Ok(RedisValue::Array(vec![
-            RedisValue::Integer((cursor + 1) as i64),
-            RedisValue::StringBuffer(piece.to_vec()),
+            RedisValue::Integer(0),
+            RedisValue::Null,
         ]))
     })
 }

@@ -68,6 +68,11 @@ pub fn current(config: &AtomicI64) -> u64 {
     config.load(Ordering::Relaxed).max(0) as u64
 }
 
+/// The largest `CF.SCANDUMP` piece (and AOF command) the config allows now.
+pub fn dump_chunk_bytes() -> usize {
+    usize::try_from(current(&DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX)
+}
+
 /// What the module has done since the server started, for `INFO cuckoofilter`.
 pub struct Counters {
     pub filters_created: AtomicU64,

@@ -94,6 +94,12 @@ pub enum LoadError {
     BadChunk(DecodeError),
 }
 
+/// Each of `pieces` (a dump's, header first) with the cursor `CF.LOADCHUNK` takes it
+/// with.
+pub fn with_cursors(pieces: &[Vec<u8>]) -> impl Iterator<Item = (u64, &[u8])> {
+    (HEADER_CURSOR..).zip(pieces.iter().map(Vec::as_slice))
+}
+
 /// One snapshot of a key cut into the pieces `CF.SCANDUMP` hands out: the header, then
 /// the library's chunks.
 pub struct Dump {
@@ -127,9 +133,9 @@ impl Dump {
         self.pieces.len() as u64
     }
 
-    /// Each piece with the cursor `CF.LOADCHUNK` takes it with.
-    pub fn load_commands(&self) -> impl Iterator<Item = (u64, &[u8])> {
-        (HEADER_CURSOR..).zip(self.pieces.iter().map(Vec::as_slice))
+    /// The pieces, header first.
+    pub fn pieces(&self) -> &[Vec<u8>] {
+        &self.pieces
     }
 
     pub fn memory_usage(&self) -> usize {
@@ -155,7 +161,8 @@ impl PartialLoad {
         Ok(Self {
             header: decoded,
             pieces: vec![header.to_vec()],
-            loader: ChunkLoader::new(),
+            // The header names the dump: a chunk of any other is refused, the first too.
+            loader: ChunkLoader::expecting(decoded.identity),
         })
     }
 
@@ -186,24 +193,30 @@ impl PartialLoad {
         if cursor != self.next_cursor() {
             return Err(LoadError::InvalidPosition);
         }
-        // Every chunk repeats the dump identity at bytes 4..8 (the chunk format's
-        // layout): one from another dump than the header's is refused here, before the
-        // loader takes it.
-        if chunk.get(4..8) != Some(&self.header.identity.to_le_bytes()[..]) {
-            return Err(LoadError::BadChunk(DecodeError::ForeignChunk));
-        }
-        // The last chunk goes to a copy, so a dump whose whole encoding fails to decode
-        // leaves this load unchanged.
-        let mut loader = self.loader.clone();
-        let last = loader.push(chunk).map_err(LoadError::BadChunk)?;
+        // The loader refuses a damaged, misplaced or foreign chunk and stays as it was.
+        let last = self.loader.push(chunk).map_err(LoadError::BadChunk)?;
+        self.pieces.push(chunk.to_vec());
         if !last {
-            self.loader = loader;
-            self.pieces.push(chunk.to_vec());
             return Ok(None);
         }
-        let encoding = loader.into_bytes().map_err(LoadError::BadChunk)?;
+        let loader = std::mem::replace(&mut self.loader, ChunkLoader::new());
+        let decoded = loader
+            .into_bytes()
+            .map_err(LoadError::BadChunk)
+            .and_then(|encoding| self.filter_of(&encoding));
+        if decoded.is_err() {
+            // A whole dump that does not decode leaves the load waiting for its last
+            // chunk again: the chunks before it, which the loader had taken, go back in.
+            self.pieces.pop();
+            self.loader = Self::loader_of(self.header.identity, &self.pieces[1..]);
+        }
+        decoded.map(Some)
+    }
+
+    /// The filter a complete encoding holds, if the header describes it.
+    fn filter_of(&self, encoding: &[u8]) -> Result<CuckooKey, LoadError> {
         let key =
-            CuckooKey::from_parts(self.header.settings, &encoding).map_err(LoadError::BadChunk)?;
+            CuckooKey::from_parts(self.header.settings, encoding).map_err(LoadError::BadChunk)?;
         if encoding.len() as u64 != self.header.encoding_len
             || key.fingerprint_bits() != self.header.fingerprint_bits
             || key.settings.bucket_size != key.slots()
@@ -212,7 +225,18 @@ impl PartialLoad {
                 "the dump's header does not describe its filter",
             )));
         }
-        Ok(Some(key))
+        Ok(key)
+    }
+
+    /// A loader for the dump named `identity` that has taken `chunks`, which it took
+    /// before.
+    fn loader_of(identity: u32, chunks: &[Vec<u8>]) -> ChunkLoader {
+        let mut loader = ChunkLoader::expecting(identity);
+        for chunk in chunks {
+            let taken = loader.push(chunk);
+            debug_assert!(taken.is_ok(), "a chunk the loader took before");
+        }
+        loader
     }
 
     /// The pieces received so far, header first.

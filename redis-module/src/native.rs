@@ -17,8 +17,8 @@ use std::os::raw::{c_int, c_longlong, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::config::{self, current};
-use crate::dump::{Dump, PartialLoad};
+use crate::config;
+use crate::dump::{Dump, PartialLoad, with_cursors};
 use crate::value::{CuckooKey, KeyValue, Settings};
 
 /// Encoding version of the RDB record.
@@ -133,16 +133,15 @@ unsafe extern "C" fn aof_rewrite(
 ) {
     // SAFETY: Redis passes a live value of this type.
     let value = unsafe { value_of(value) };
-    let chunk_bytes = usize::try_from(current(&config::DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX);
     let dump;
-    let pieces: Box<dyn Iterator<Item = (u64, &[u8])>> = match value {
+    let pieces = match value {
         KeyValue::Ready(filter) => {
-            dump = Dump::of(filter, chunk_bytes);
-            Box::new(dump.load_commands())
+            dump = Dump::of(filter, config::dump_chunk_bytes());
+            dump.pieces()
         }
-        KeyValue::Loading(load) => Box::new((1..).zip(load.pieces().iter().map(Vec::as_slice))),
+        KeyValue::Loading(load) => load.pieces(),
     };
-    for (cursor, piece) in pieces {
+    for (cursor, piece) in with_cursors(pieces) {
         // SAFETY: the AOF API is set once the module is loaded. The format "slb" takes
         // a RedisModuleString (the key Redis passed), a long long, and a buffer as a
         // pointer and a length; `piece` outlives the call.

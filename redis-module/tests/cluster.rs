@@ -477,15 +477,15 @@ fn filters_spread_over_a_three_shard_cluster() {
             .zip(&items)
             .flat_map(|(key, items)| items.iter().map(move |item| (key, item)))
     };
-    let exists: Vec<i64> = pipelined(
-        &mut cluster,
-        all_items().map(|(key, item)| {
-            let mut cmd = cf("CF.EXISTS", key);
+    // One `command key item` per item of every filter.
+    let per_item = |command: &'static str| {
+        all_items().map(move |(key, item)| {
+            let mut cmd = cf(command, key);
             cmd.arg(item);
             cmd
-        }),
-        "CF.EXISTS",
-    );
+        })
+    };
+    let exists: Vec<i64> = pipelined(&mut cluster, per_item("CF.EXISTS"), "CF.EXISTS");
     assert_eq!(exists.len(), KEYS * ITEMS_PER_KEY);
     let missing = exists.iter().filter(|&&e| e != 1).count();
     assert_eq!(missing, 0, "CF.EXISTS misses {missing} items");
@@ -503,15 +503,7 @@ fn filters_spread_over_a_three_shard_cluster() {
         let missing = found.iter().filter(|&&f| f != 1).count();
         assert_eq!(missing, 0, "CF.MEXISTS {key} misses {missing} items");
     }
-    let counts: Vec<i64> = pipelined(
-        &mut cluster,
-        all_items().map(|(key, item)| {
-            let mut cmd = cf("CF.COUNT", key);
-            cmd.arg(item);
-            cmd
-        }),
-        "CF.COUNT",
-    );
+    let counts: Vec<i64> = pipelined(&mut cluster, per_item("CF.COUNT"), "CF.COUNT");
     assert!(counts.iter().all(|&c| c >= 1), "a CF.COUNT below 1");
     let infos: Vec<Vec<Value>> = pipelined(
         &mut cluster,

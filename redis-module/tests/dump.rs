@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, add_and_count, digest, error, query, scratch};
+use common::{Server, add_and_count, count_found, digest, error, query, scratch};
 use redis::Connection;
 
 /// Every piece of a dump of `key`, each with the cursor `CF.LOADCHUNK` takes it with.
@@ -110,12 +110,11 @@ fn a_dump_from_one_server_loads_into_another() {
         assert_eq!(digest(&mut dst, key), digest(&mut src, key), "{key}");
     }
     let names: Vec<String> = (0..20_000).map(|i| format!("item:{i}")).collect();
-    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
-        .arg("grown")
-        .arg(&names)
-        .query(&mut dst)
-        .unwrap();
-    assert!(hits.iter().all(|&h| h == 1), "a loaded item is missing");
+    assert_eq!(
+        count_found(&mut dst, "grown", &names),
+        names.len(),
+        "a loaded item is missing"
+    );
     // The loaded filter takes writes like any other.
     assert_eq!(
         query::<i64>(&mut dst, &["CF.ADD", "empty", "new"]).unwrap(),
@@ -250,9 +249,17 @@ fn a_dump_stays_one_snapshot_while_the_filter_changes() {
     query::<String>(&mut con, &["CF.RESERVE", "f", "10000"]).unwrap();
     assert_eq!(add_and_count(&mut con, "f", 5_000), 5_000);
     let before = digest(&mut con, "f");
+    let memory = |con: &mut Connection| query::<i64>(con, &["MEMORY", "USAGE", "f"]).unwrap();
+    let idle = memory(&mut con);
     // Start a dump, change the filter, then read the rest: the pieces are the snapshot
     // the dump started from.
     let (next, header): (i64, Vec<u8>) = query(&mut con, &["CF.SCANDUMP", "f", "0"]).unwrap();
+    // The snapshot counts in the key's memory while the dump is being read...
+    let dumping = memory(&mut con);
+    assert!(
+        dumping > idle * 3 / 2,
+        "{idle} bytes, then {dumping} while dumping"
+    );
     assert_eq!(
         query::<i64>(&mut con, &["CF.ADD", "f", "after"]).unwrap(),
         1
@@ -266,6 +273,11 @@ fn a_dump_stays_one_snapshot_while_the_filter_changes() {
         pieces.push((next, piece));
         cursor = next;
     }
+    // ... and is dropped once its last piece has been read.
+    assert!(
+        memory(&mut con) < dumping,
+        "the finished dump's snapshot is still held"
+    );
     load_all(&mut con, "copy", &pieces);
     assert_eq!(digest(&mut con, "copy"), before);
     assert_eq!(
@@ -337,4 +349,37 @@ fn flipped_bits_and_cut_pieces_are_all_refused() {
         1
     );
     assert_eq!(query::<String>(&mut dst, &["PING"]).unwrap(), "PONG");
+}
+
+#[test]
+fn a_dump_its_header_does_not_describe_is_refused_at_its_last_chunk() {
+    // A header whose fingerprint width is not the filter's (resealed with a correct
+    // CRC-32, so only the whole decoded filter shows it): every chunk is taken, the last
+    // one is refused, the key stays a load waiting for that last chunk, and a new header
+    // starts over.
+    let (source, target, pieces) = source_target_and_dump("mismatch");
+    let mut src = source.connection();
+    let mut dst = target.connection();
+    let mut header = pieces[0].1.clone();
+    assert_eq!(header[5], 16, "fingerprint bits at byte 5 of the header");
+    header[5] = 8;
+    let crc = crc32fast::hash(&header[..64]).to_le_bytes();
+    header[64..68].copy_from_slice(&crc);
+    assert_eq!(loadchunk(&mut dst, "f", 1, &header).unwrap(), "OK");
+    let (last, chunks) = pieces[1..].split_last().unwrap();
+    load_all(&mut dst, "f", chunks);
+    let waiting = digest(&mut dst, "f");
+    for _ in 0..2 {
+        assert_eq!(
+            load_error(&mut dst, "f", last.0, &last.1),
+            "Couldn't load chunk!"
+        );
+        assert_eq!(
+            digest(&mut dst, "f"),
+            waiting,
+            "a refused last chunk changed the key"
+        );
+    }
+    load_all(&mut dst, "f", &pieces);
+    assert_eq!(digest(&mut dst, "f"), digest(&mut src, "f"));
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, add_and_count, digest, query, scratch};
+use common::{Server, add_and_count, count_found, digest, fill_until_refused, query, scratch};
 use redis::{Connection, Value};
 
 /// Waits (bounded) until `INFO persistence` no longer shows `field:1`.
@@ -64,12 +64,7 @@ fn check_every_kind(con: &mut Connection, digests: &[(&'static str, String)]) {
     assert_eq!(hits, [1, 1]);
     for (key, items) in [("eight", 5_000), ("small", 2_000), ("small8", 2_000)] {
         let names: Vec<String> = (0..items).map(|i| format!("item:{i}")).collect();
-        let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
-            .arg(key)
-            .arg(&names)
-            .query(con)
-            .unwrap();
-        assert!(hits.iter().all(|&h| h == 1), "{key} lost an item");
+        assert_eq!(count_found(con, key, &names), items, "{key} lost an item");
     }
     let info: Vec<Value> = query(con, &["CF.INFO", "four"]).unwrap();
     let deleted: i64 = redis::from_redis_value(&info[9]).unwrap();
@@ -230,11 +225,7 @@ fn failed_and_empty_writes_are_not_replicated() {
     )
     .unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "full", "8", "EXPANSION", "0"]).unwrap();
-    let mut added = 0;
-    while query::<i64>(&mut con, &["CF.ADD", "full", &format!("i{added}")]).is_ok() {
-        added += 1;
-        assert!(added < 1_000, "a filter for 8 items took 1,000");
-    }
+    fill_until_refused(&mut con, "full", 1_000);
     assert_eq!(query::<i64>(&mut con, &["WAIT", "1", "10000"]).unwrap(), 1);
     let before = replication_offset(&mut con);
     // Each of these fails or changes nothing.
@@ -338,13 +329,9 @@ fn an_rdb_of_the_first_module_version_still_loads() {
         .filter(|&i| i != 7)
         .map(|i| format!("item:{i}"))
         .collect();
-    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
-        .arg("grown")
-        .arg(&names)
-        .query(&mut con)
-        .unwrap();
-    assert!(
-        hits.iter().all(|&h| h == 1),
+    assert_eq!(
+        count_found(&mut con, "grown", &names),
+        names.len(),
         "an item of the version 0 record is missing"
     );
     let info: Vec<Value> = query(&mut con, &["CF.INFO", "grown"]).unwrap();

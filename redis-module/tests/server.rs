@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{Server, add_and_count, digest, error, query, scratch};
+use common::{
+    Server, add_and_count, count_found, digest, error, fill_until_refused, query, scratch,
+};
 use redis::{Connection, Value};
 
 /// `CF.INFO`'s field names and values (the integers and the one float as `f64`).
@@ -234,6 +236,8 @@ fn bad_input_is_a_clean_error_and_changes_nothing() {
     for args in [
         &["CF.ADD", "s", "a"][..],
         &["CF.EXISTS", "s", "a"],
+        &["CF.MEXISTS", "s", "a", "b"],
+        &["CF.COUNT", "s", "a"],
         &["CF.DEL", "s", "a"],
         &["CF.INFO", "s"],
         &["CF.RESERVE", "s", "10"],
@@ -462,16 +466,8 @@ fn the_sub_filter_limit_refuses_only_inserts_that_do_not_fit() {
     let mut con = server.connection();
     // Never grows: "Filter is full", and a refused add changes nothing.
     query::<String>(&mut con, &["CF.RESERVE", "fixed", "8", "EXPANSION", "0"]).unwrap();
-    let mut added = 0;
-    let refusal = loop {
-        match query::<i64>(&mut con, &["CF.ADD", "fixed", &format!("i{added}")]) {
-            Ok(1) => added += 1,
-            Ok(other) => panic!("CF.ADD replied {other}"),
-            Err(e) => break format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")),
-        }
-        assert!(added < 1_000, "a filter for 8 items took 1,000");
-    };
-    assert_eq!(refusal.trim(), "Filter is full");
+    let (_, refusal) = fill_until_refused(&mut con, "fixed", 1_000);
+    assert_eq!(refusal, "Filter is full");
     let full = digest(&mut con, "fixed");
     assert_eq!(
         error(&mut con, &["CF.ADD", "fixed", "another"]),
@@ -486,18 +482,7 @@ fn the_sub_filter_limit_refuses_only_inserts_that_do_not_fit() {
     );
     // Grows until its 32 sub-filters are full: "Maximum expansions reached".
     query::<String>(&mut con, &["CF.RESERVE", "chain", "8"]).unwrap();
-    let mut added = 0;
-    let refusal = loop {
-        match query::<i64>(&mut con, &["CF.ADD", "chain", &format!("i{added}")]) {
-            Ok(1) => added += 1,
-            Ok(other) => panic!("CF.ADD replied {other}"),
-            Err(e) => break format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")),
-        }
-        assert!(
-            added < 100_000,
-            "32 sub-filters of about 8 items took 100,000"
-        );
-    };
+    let (added, refusal) = fill_until_refused(&mut con, "chain", 100_000);
     assert_eq!(refusal.trim(), "Maximum expansions reached");
     let (_, values) = info(&mut con, "chain");
     assert_eq!(values[2], 32., "sub-filters");
@@ -517,13 +502,9 @@ fn the_sub_filter_limit_refuses_only_inserts_that_do_not_fit() {
         1
     );
     let names: Vec<String> = (0..added).map(|i| format!("i{i}")).collect();
-    let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
-        .arg("chain")
-        .arg(&names)
-        .query(&mut con)
-        .unwrap();
-    assert!(
-        hits.iter().all(|&h| h == 1),
+    assert_eq!(
+        count_found(&mut con, "chain", &names),
+        added,
         "an item of the full chain is missing"
     );
 }

@@ -123,6 +123,8 @@ impl std::iter::FusedIterator for DumpChunks {}
 #[derive(Clone, Debug, Default)]
 pub struct ChunkLoader {
     encoding: Vec<u8>,
+    /// The identity a transport named ahead of the chunks, if any.
+    expected: Option<u32>,
     /// Identity and total length, fixed by the first chunk.
     dump: Option<(u32, u64)>,
     next_sequence: u32,
@@ -133,6 +135,17 @@ impl ChunkLoader {
     /// A loader waiting for the first chunk of a dump.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A loader that takes only the chunks of the dump whose
+    /// [`identity`](DumpChunks::identity) a transport sent ahead of them (in a header of
+    /// its own, say): a chunk of any other dump, the first one included, is a
+    /// [`DecodeError::ForeignChunk`].
+    pub fn expecting(identity: u32) -> Self {
+        Self {
+            expected: Some(identity),
+            ..Self::default()
+        }
     }
 
     /// Takes the next chunk. `Ok(true)` once the last chunk has arrived.
@@ -160,9 +173,9 @@ impl ChunkLoader {
         };
         let total = u64::from_le_bytes(body[16..24].try_into().unwrap());
         let payload = &body[24..];
-        if let Some(dump) = self.dump
-            && dump != (identity, total)
-        {
+        let foreign = self.expected.is_some_and(|expected| expected != identity)
+            || self.dump.is_some_and(|dump| dump != (identity, total));
+        if foreign {
             return Err(DecodeError::ForeignChunk);
         }
         if self.complete || sequence != self.next_sequence {

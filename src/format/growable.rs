@@ -159,17 +159,21 @@ fn growable_identity(encoding: &[u8]) -> u32 {
     crc.update(&encoding[..HEADER_LEN]);
     let mut records = &encoding[HEADER_LEN..encoding.len() - 4];
     // The encoding was just written, so every record parses; the loop stops at the end.
-    while let Ok(header) = Header::parse(records) {
-        let Some(record) = usize::try_from(header.encoded_len())
-            .ok()
-            .and_then(|length| records.get(..length))
-        else {
-            break;
-        };
+    while let Ok((record, rest)) = split_record(records) {
         crc.update(&record[record.len() - 4..]);
-        records = &records[record.len()..];
+        records = rest;
     }
     crc.finalize()
+}
+
+/// The sub-filter record at the start of `bytes` (its header says how long it is) and
+/// what follows it.
+fn split_record(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
+    let length = Header::parse(bytes)?.encoded_len();
+    match usize::try_from(length) {
+        Ok(length) if length <= bytes.len() => Ok(bytes.split_at(length)),
+        _ => Err(DecodeError::Truncated),
+    }
 }
 
 /// The sub-filters and settings of an encoding that must be exactly `bytes`.
@@ -194,17 +198,14 @@ fn decode_growable<F: Fingerprint, const B: usize>(
     let mut rest = &body[HEADER_LEN..];
     let mut subs = Vec::new();
     for _ in 0..header.sub_filters {
-        let length = Header::parse(rest)?.encoded_len();
-        let Some(record) = rest.get(..usize::try_from(length).unwrap_or(usize::MAX)) else {
-            return Err(DecodeError::Truncated);
-        };
+        let (record, after) = split_record(rest)?;
         let (sub_header, mut sub) = decode_raw::<F, B>(record)?;
         if sub_header.hasher != header.hasher {
             return Err(DecodeError::InvalidHeader("sub-filter hasher"));
         }
         sub.limit_kicks(header.max_kicks as usize);
         subs.push(sub);
-        rest = &rest[record.len()..];
+        rest = after;
     }
     if !rest.is_empty() {
         return Err(DecodeError::InvalidHeader("length"));

@@ -206,14 +206,36 @@ pub fn add_and_count(con: &mut Connection, key: &str, items: u64) -> u64 {
         let replies: Vec<i64> = pipe.query(con).unwrap();
         assert!(replies.iter().all(|&r| r == 1), "an add failed");
     }
-    let mut found = 0;
-    for chunk in names.chunks(10_000) {
-        let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
-            .arg(key)
-            .arg(chunk)
-            .query(con)
-            .unwrap();
-        found += hits.iter().filter(|&&h| h == 1).count() as u64;
+    count_found(con, key, &names) as u64
+}
+
+/// How many of `items` `CF.MEXISTS` finds in `key` (10,000 per command).
+pub fn count_found(con: &mut Connection, key: &str, items: &[String]) -> usize {
+    items
+        .chunks(10_000)
+        .map(|chunk| {
+            let hits: Vec<i64> = redis::cmd("CF.MEXISTS")
+                .arg(key)
+                .arg(chunk)
+                .query(con)
+                .unwrap();
+            hits.iter().filter(|&&h| h == 1).count()
+        })
+        .sum()
+}
+
+/// Adds `i0`, `i1`, ... to `key` one `CF.ADD` at a time until one is refused: how many
+/// were added, and the refusal's text. Panics past `limit` adds.
+pub fn fill_until_refused(con: &mut Connection, key: &str, limit: usize) -> (usize, String) {
+    for added in 0..limit {
+        match query::<i64>(con, &["CF.ADD", key, &format!("i{added}")]) {
+            Ok(1) => {}
+            Ok(other) => panic!("CF.ADD replied {other}"),
+            Err(e) => {
+                let text = format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""));
+                return (added, text.trim().to_string());
+            }
+        }
     }
-    found
+    panic!("{key} took {limit} items without refusing one");
 }
