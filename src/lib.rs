@@ -133,6 +133,10 @@
 mod batch;
 mod builder;
 mod error;
+// The table that doubles in place: for now its scheme and reference model, used by the
+// tests and simulations only (the engine that uses them replaces `growable` next).
+#[cfg(any(test, feature = "test-hooks"))]
+mod expand;
 mod filter;
 mod fingerprint;
 mod format;
@@ -159,6 +163,10 @@ pub use growable::{
 pub use hash::{DefaultHashBuilder, StableHasher};
 pub use recent::{DEFAULT_GENERATIONS, RecentBuilder, RecentFilter, RecentStats};
 pub use stats::Stats;
+
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub use expand::model::ExpandModel;
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -1,0 +1,134 @@
+//! Simulates the table that doubles in place (the reference model in `src/expand/`)
+//! against the chain of sub-filters it replaces, from the same first capacity:
+//! the load at which each doubling happened, and the false-positive rate measured on
+//! fresh negative keys at the end of each era (the newest table or sub-filter at 90%
+//! load), beside the model's bound.
+//!
+//! ```text
+//! cargo run --release --example expand_sim -- [first capacity] [bits] [eras] [negatives]
+//! cargo run --release --example expand_sim -- 1000 16 12 1000000
+//! ```
+
+use concurrent_cuckoo_filter::{DefaultHashBuilder, ExpandModel, GrowableCuckooFilter};
+use std::hash::BuildHasher;
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The share of `negatives` fresh keys that `contains` claims.
+fn measured_fpr(negatives: usize, seed: u64, contains: impl Fn(u64) -> bool) -> f64 {
+    let mut state = seed ^ 0xDEAD_BEEF;
+    let hits = (0..negatives)
+        .filter(|_| contains(splitmix(&mut state)))
+        .count();
+    hits as f64 / negatives as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().unwrap());
+    let capacity = arg(1, 1000) as usize;
+    let bits = arg(2, 16) as u32;
+    let eras = arg(3, 12) as u32;
+    let negatives = arg(4, 1_000_000) as usize;
+    let slots = 4;
+    // The core filter's sizing: 95% load, a few spare buckets, an even count.
+    let base = ((capacity as f64 / 0.95 / slots as f64).ceil() as u64
+        + 2
+        + (capacity as f64).sqrt() as u64 / 16)
+        .next_multiple_of(2);
+    println!("first capacity {capacity}: {base} base buckets of {slots} slots, {bits}-bit codes");
+    println!(
+        "era | expand: load at doubling | expand FPR at 90% | bound | chain FPR at 90% (newest) | chain sub-filters"
+    );
+
+    let mut model = ExpandModel::new(base, bits, slots, eras);
+    let mut state = 1u64;
+    let mut expand_rows = Vec::new();
+    'fill: for era in 0..=eras {
+        // Fill this era to 90%, measure, then on to the doubling.
+        while model.load() < 0.90 || model.era() < era {
+            if model.era() > era {
+                break;
+            }
+            if model.insert(splitmix(&mut state)).is_err() {
+                break 'fill;
+            }
+        }
+        if model.era() != era {
+            expand_rows.push((era, f64::NAN, f64::NAN));
+            continue;
+        }
+        let fpr = measured_fpr(negatives, u64::from(era), |h| model.contains(h));
+        expand_rows.push((era, fpr, model.false_positive_bound()));
+        while model.era() == era && era < eras {
+            if model.insert(splitmix(&mut state)).is_err() {
+                break 'fill;
+            }
+        }
+    }
+
+    // The chain: 16-bit only (the library's chain is generic; 8-bit when asked).
+    let mut chain_rows = Vec::new();
+    let hasher = DefaultHashBuilder::new();
+    macro_rules! chain {
+        ($f:ty) => {{
+            let chain = GrowableCuckooFilter::builder()
+                .fingerprint::<$f>()
+                .capacity(capacity)
+                .max_sub_filters(eras as usize + 1)
+                .build()
+                .unwrap();
+            let mut state = 7u64;
+            for growths in 0..=eras as usize {
+                // Insert until the newest sub-filter is sub-filter `growths` at 90%.
+                'grow: for inserted in 0u64.. {
+                    if chain.sub_filters() > growths + 1 {
+                        break;
+                    }
+                    if chain.sub_filters() == growths + 1 && inserted % 256 == 0 {
+                        let stats = chain.stats();
+                        if stats.sub_filters.last().unwrap().load_factor >= 0.90 {
+                            break 'grow;
+                        }
+                    }
+                    if chain
+                        .insert_hash(hasher.hash_one(splitmix(&mut state)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                if chain.sub_filters() != growths + 1 {
+                    chain_rows.push((f64::NAN, chain.sub_filters()));
+                    continue;
+                }
+                let fpr = measured_fpr(negatives, growths as u64, |h| chain.contains_hash(h));
+                chain_rows.push((fpr, chain.sub_filters()));
+            }
+        }};
+    }
+    if bits == 8 {
+        chain!(u8)
+    } else {
+        chain!(u16)
+    }
+
+    let loads = model.loads_at_doubling();
+    for ((era, fpr, bound), (chain_fpr, subs)) in expand_rows.into_iter().zip(chain_rows) {
+        let load = loads
+            .get(era as usize)
+            .map_or("-".to_string(), |l| format!("{:.1}%", 100.0 * l));
+        println!(
+            "{era:>3} | {load:>8} | {:.4}% | {:.4}% | {:.4}% | {subs}",
+            100.0 * fpr,
+            100.0 * bound,
+            100.0 * chain_fpr
+        );
+    }
+}

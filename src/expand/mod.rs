@@ -1,0 +1,135 @@
+//! A cuckoo table that doubles in place: the design that replaces the chain of
+//! sub-filters in `growable.rs` (issue "Growth that keeps every promise").
+//!
+//! Today this module holds the addressing scheme (`scheme.rs`) and a single-threaded
+//! reference table built on it (`model.rs`, behind the `test-hooks` feature), which the
+//! simulations below measure. The concurrent engine comes next and will share the
+//! scheme; the last section says how it will migrate.
+//!
+//! # What a doubling must do without keys
+//!
+//! A table of `N = N0 · 2^d` buckets (era `d`; `N0` any even number) doubles to `2N`.
+//! Every stored code must move to the bucket its key would use in the larger table,
+//! computed from the code and its bucket alone, and every key must still find all its
+//! copies with one probe of two buckets, whenever its copies were stored.
+//!
+//! # The streams
+//!
+//! A key's 64-bit hash gives a base bucket `i0 = ⌊lo32 · N0 / 2^32⌋` and a 32-bit
+//! *stream* `z = hi32` (its first block of `f` bits made non-zero, `f` the slot width,
+//! 8 or 16). Stream bits are spent one per doubling, lowest first:
+//!
+//! - at era `d` the key's bucket is `i0 + N0 · (z mod 2^d)`: doubling sends bucket `b`
+//!   to `b` or `b + N` by the stream's next bit, so the old buckets keep their index and
+//!   the new half is appended (memory is added, never moved);
+//! - the code stored at era `d` is the stream's next bits from bit `d` on. At era 0 it is
+//!   the whole first block (`f` bits, like the core filter's fingerprint); from era 1 it
+//!   is `f − 1` bits, top-aligned, then a delimiting 1 and zeros: `[bits][1][0…]`.
+//!   Doubling reads the code's top bit as the bucket bit and shifts it out, so a code
+//!   stored at era `e` holds `f − 1 − (d − e)` bits at era `d` (an era-0 code `f − d`).
+//!   A code whose bits are all spent is a *void*, `[1][0…]`: it answers for any key of
+//!   its bucket pair, and a doubling copies it into both halves (Aleph filter's rule).
+//!
+//! Because every code is a prefix of the stream from bit `d` on, a code answers for a
+//! key when the key's fresh code agrees with it above the stored delimiter:
+//! `(code ^ query) & !(code ^ (code − 1)) == 0`. One SIMD pass over both buckets still
+//! answers a lookup: a subtract, two xors, an and-not and a compare per lane instead of
+//! one compare.
+//!
+//! # The partner
+//!
+//! The second bucket must also be one probe for every key at every era, and a kick must
+//! find it from a stored code. The key's side-2 stream is `z' = Π(z)` and its side-2 base
+//! bucket `j0`; its side-2 bucket at era `d` is `j0 + N0 · (z' mod 2^d)` and its side-2
+//! code is `z'`'s bits from `d` on, exactly as on side 1. `Π` must be an involution (a
+//! code does not know its side) and must map the first `n` bits to the first `n` bits
+//! for every `n ≥ f` (a code knows the first `d + len ≥ f` bits of its stream: `d` from
+//! its bucket, `len` from itself):
+//!
+//! - on the first block, `z = (A, R)` with `A` its low `f − 4` bits (`f − 2` at 8 bits),
+//!   one Feistel round: `A' = A ⊕ H(R)` (`H(0) = 0`, so a non-zero block stays
+//!   non-zero), `R' = R`;
+//! - past the block, each bit is flipped by a mask drawn from the pair's symmetric
+//!   information `(R, min(A, A'))`, which also gives Graf's odd offset `r` for
+//!   `j0 = (N0 − i0 − r) mod N0` (an involution with no fixed point on any even `N0`).
+//!
+//! Without the Feistel round (`Π` the identity past an offset), both buckets of every
+//! key would share their low `d` stream bits, and the table would fall apart into `2^d`
+//! independent tables of `N0` buckets. Measured with the model (`examples/expand_sim`,
+//! first capacity 100, 16 bits): with `H ≡ 0` the doublings came at 100, 95, 88, 84, 74,
+//! 79, 80, 79, 70, 71, 72 and 72% load; with the round, at 96–99% through era 12.
+//!
+//! # How far one table doubles
+//!
+//! A code's partner may depend only on what every copy of its key knows: the base bucket
+//! and the stream's first block. At era `d` the bucket itself spells out `d` of the
+//! block's `f` bits, so the codes of one bucket have at most `2^(f − d)` partner buckets.
+//! The kick graph thins out as `d` nears `f`, whatever `Π` is; at `d = f` every bucket has
+//! a single partner and the table is a set of two-bucket tables. Measured with the model
+//! (4 slots, doubling when an insert finds no kick path of up to 5 moves, load at each
+//! doubling):
+//!
+//! | bits | eras 0 to f − 5 | era f − 4 | era f − 3 | era f − 2 | era f − 1 |
+//! |---|---|--:|--:|--:|--:|
+//! | 16 (first capacity 100) | 96.3–99.6% | 96.2% | 88.9% | 44.5% | 22.2% |
+//! | 16 (first capacity 1,000) | 97.0–98.2% | – | – | – | – |
+//! | 8 (first capacity 1,000) | 97.2–97.9% | 97.2% | 93.5% | 49.4% | 24.7% |
+//!
+//! So one table doubles well `f − 4` times (4,096× at 16 bits, 16× at 8 bits), once
+//! more at a lower load, and no further. Starting the table at a later era from a
+//! smaller base does not help: the first codes' information (base bucket and code bits)
+//! is fixed by the memory they occupy, and every doubling moves one bit of it into the
+//! address. Growth past that needs a second table whose keys' streams continue the first
+//! one's (see the issue's notes for the plan).
+//!
+//! # Removes that never lose another key
+//!
+//! A remove deletes the *longest* code in the key's two buckets that answers for it
+//! (InfiniFilter's rule). Any code that answers for key `x` in `x`'s buckets was left by a
+//! key `y` that agrees with `x` on every bit the code holds; if it is not `x`'s own, then
+//! `x`'s own copy is no longer than it, so it also answers for `y`, in the same two buckets
+//! (both keys share the first block, hence the partner). Deleting the longest match
+//! therefore leaves every other key a copy that answers for it. A chain of sub-filters
+//! has no such order between its sub-filters' codes, which is why its removes could
+//! delete another key's only copy.
+//!
+//! # False positives
+//!
+//! A code with `len` bits answers for an unrelated key with probability `2^−len` (at era
+//! 0, `1/(2^f − 1)`). A key's two buckets hold a given code with probability `2/N`, so
+//!
+//! ```text
+//! FPR ≤ (2 / N) · Σ_codes 2^−len(code)
+//! ```
+//!
+//! With doublings at load `α_g` and load `α` now, each past era contributes about the same
+//! mass as one full table, and at era `d ≥ 1`
+//! `FPR ≈ (2b / 2^f) · (2α + α_g · (d − 1))`: the chain's `(2b / 2^f) · (α_g · d + α_new)`
+//! at the same point of the same doubling. Era 0 is the core filter's bound exactly.
+//! Measured (`cargo run --release --example expand_sim -- 1000 16 12 1000000`, 10^6
+//! negatives at 90% load of each era, 16 bits): 0.0096% at era 0, 0.0558% at era 4,
+//! 0.1311% at era 10, 0.1524% at era 12, each within 10% of the bound; the chain at
+//! the same number of growths: 0.0129%, 0.0601%, 0.1317%, 0.1517%.
+//!
+//! # Limits
+//!
+//! A fresh code at era `d` reads stream bits `d .. d + f − 2`, so the scheme is defined
+//! up to era `33 − f` and 2^32 buckets, and the model may be driven that far (its tests
+//! do, removes included); a filter stops at the last era that still doubles well (see
+//! above), and past it an insert that finds no room fails with `Full` and changes
+//! nothing.
+//!
+//! # Concurrency (the engine, next)
+//!
+//! The table is a list of segments that are never freed while the filter lives: the base
+//! table, then one segment per doubling of the size of everything before it. Bucket `b`
+//! of era `d` is offset `b − N0 · 2^(k−1)` of segment `k` (`k` the bit length of
+//! `z mod 2^d`), computed without a division. A doubling allocates the new segment and
+//! publishes the new era; each old stripe is then split lazily, under its own lock: its
+//! buckets' codes are rewritten in place or moved to their upper descendant, inside the
+//! stripe's seqlock window. A lookup of a bucket whose stripe is not yet split reads its
+//! parent at the previous era; a writer that needs such a stripe splits it first, so no
+//! writer waits for more than one stripe's split, and lookups never wait at all.
+
+pub(crate) mod model;
+pub(crate) mod scheme;

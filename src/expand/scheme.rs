@@ -1,0 +1,361 @@
+//! The addressing scheme of a table that doubles in place (see the module docs in
+//! `expand/mod.rs` for the design and the reasons): from a key's hash to its two
+//! buckets and the codes it leaves there, at any era, and from a stored code to its
+//! partner bucket and to its place after a doubling, without the key.
+//!
+//! Everything here is a pure function of the scheme's three numbers (base buckets,
+//! fingerprint bits, era), so the reference model and the concurrent engine share it.
+
+/// One doubling's worth of state lives in the era: a table at era `d` has
+/// `base · 2^d` buckets.
+pub(crate) type Era = u32;
+
+/// A key's bucket and the code it is looked up (and stored) with, on one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) bucket: u64,
+    pub(crate) code: u32,
+}
+
+/// What a stored code becomes when its table doubles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// It stays in its bucket `b` (`to_upper` false) or moves to `b + N`, as this code.
+    One { to_upper: bool, code: u32 },
+    /// A void (no fingerprint bit left): a copy in both `b` and `b + N`.
+    Both { code: u32 },
+}
+
+/// Bits of the stream's first block that feed the partner's bucket offset through the
+/// Feistel round (`A`); the other `bits − FEISTEL_KEEP` bits (`R`) stay the same on
+/// both sides and key the round. See "The partner" in the module docs.
+const fn feistel_address_bits(bits: u32) -> u32 {
+    if bits <= 8 { bits - 2 } else { bits - 4 }
+}
+
+/// The murmur3 64-bit finalizer: every output bit depends on every input bit.
+#[inline]
+fn mix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Lemire's multiply-shift range reduction of a 32-bit value into `0..n`.
+#[inline]
+fn reduce(x: u32, n: u64) -> u64 {
+    (u64::from(x) * n) >> 32
+}
+
+/// Mask of the low `n` bits of a `u32` (`n` up to 32).
+#[inline]
+fn low_bits(n: u32) -> u32 {
+    if n >= 32 { u32::MAX } else { (1 << n) - 1 }
+}
+
+/// The scheme of one table: `base` buckets at era 0 (even, at least 2), `bits`-bit
+/// slots (8 or 16).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scheme {
+    base: u64,
+    bits: u32,
+}
+
+impl Scheme {
+    pub(crate) fn new(base: u64, bits: u32) -> Self {
+        debug_assert!(base >= 2 && base.is_multiple_of(2) && base <= 1 << 32);
+        debug_assert!(bits == 8 || bits == 16);
+        Self { base, bits }
+    }
+
+    pub(crate) fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Buckets at era `era`.
+    pub(crate) fn buckets(&self, era: Era) -> u64 {
+        self.base << era
+    }
+
+    /// The last era a table may reach: a fresh code at era `d` reads stream bits
+    /// `d .. d + bits − 1`, which must lie in the stream's 32 bits, and the table stays
+    /// within 2^32 buckets.
+    pub(crate) fn max_era(&self) -> Era {
+        let by_stream = 33 - self.bits;
+        let by_buckets = (1u64 << 32).div_ceil(self.base).ilog2();
+        by_stream.min(by_buckets)
+    }
+
+    /// Mask of a slot's `bits` bits.
+    #[inline]
+    fn slot_mask(&self) -> u32 {
+        low_bits(self.bits)
+    }
+
+    /// Bits a code stored at `era` carries when it is fresh: all `bits` at era 0 (no
+    /// delimiter yet), one fewer from era 1 on.
+    #[inline]
+    pub(crate) fn fresh_len(&self, era: Era) -> u32 {
+        if era == 0 { self.bits } else { self.bits - 1 }
+    }
+
+    /// The first bucket at era 0, from the hash's low half.
+    #[inline]
+    pub(crate) fn first_base_bucket(&self, hash: u64) -> u64 {
+        reduce(hash as u32, self.base)
+    }
+
+    /// The key's stream on side 1: the hash's high half, with its first block made
+    /// non-zero (an era-0 code of 0 would read as an empty slot).
+    #[inline]
+    pub(crate) fn stream(&self, hash: u64) -> u32 {
+        let z = (hash >> 32) as u32;
+        z | u32::from(z & self.slot_mask() == 0)
+    }
+
+    /// The other side of `(base bucket, stream)`: the partner's base bucket and stream.
+    /// An involution, defined on any stream whose first block (`bits` bits) is known;
+    /// the bits of `stream` past those it is told are ignored by every caller.
+    #[inline]
+    pub(crate) fn mirror(&self, base_bucket: u64, stream: u32) -> (u64, u32) {
+        let a_bits = feistel_address_bits(self.bits);
+        let a = stream & low_bits(a_bits);
+        let r = (stream >> a_bits) & low_bits(self.bits - a_bits);
+        // H(R): 0 for R = 0, so a non-zero block maps to a non-zero block.
+        let other_a = a ^ (r.wrapping_mul(0x9E37_79B9) >> (32 - a_bits));
+        // The same on both sides: R, and the smaller of the two A halves.
+        let symmetric = (r << a_bits) | a.min(other_a);
+        let mixed = mix64(u64::from(symmetric) | 1 << 40);
+        let block = self.slot_mask();
+        let other_stream = ((stream ^ (mixed >> 32) as u32) & !block) | (r << a_bits) | other_a;
+        // Graf's alternate: (N − i − offset) mod N with an odd offset is an involution
+        // without fixed points on an even N.
+        let offset = 2 * reduce(mixed as u32, self.base / 2) + 1;
+        let sum = base_bucket + offset;
+        let other_base = if sum <= self.base {
+            self.base - sum
+        } else {
+            2 * self.base - sum
+        };
+        (other_base, other_stream)
+    }
+
+    /// The bucket of `(base bucket, stream)` at `era`: the stream's first `era` bits
+    /// say which of the base bucket's `2^era` descendants it is.
+    #[inline]
+    pub(crate) fn bucket(&self, base_bucket: u64, stream: u32, era: Era) -> u64 {
+        base_bucket + self.base * u64::from(stream & low_bits(era))
+    }
+
+    /// The code of the stream's `len` bits from `era` on.
+    ///
+    /// At era 0 (`len` = `bits`): the block, first stream bit in the slot's top bit. From
+    /// era 1: those bits from the top down, a delimiting 1, then zeros.
+    #[inline]
+    pub(crate) fn code(&self, stream: u32, era: Era, len: u32) -> u32 {
+        let reversed = stream.reverse_bits() << era;
+        if era == 0 {
+            return reversed >> (32 - self.bits);
+        }
+        debug_assert!(len < self.bits && era + len <= 32);
+        let prefix = if len == 0 { 0 } else { reversed >> (32 - len) };
+        (prefix << (self.bits - len)) | (1 << (self.bits - len - 1))
+    }
+
+    /// Both of a key's places at `era`, with fresh codes.
+    #[inline]
+    pub(crate) fn locate(&self, hash: u64, era: Era) -> [Place; 2] {
+        let (first, stream) = (self.first_base_bucket(hash), self.stream(hash));
+        let (second, other_stream) = self.mirror(first, stream);
+        let len = self.fresh_len(era);
+        [(first, stream), (second, other_stream)].map(|(base_bucket, stream)| Place {
+            bucket: self.bucket(base_bucket, stream, era),
+            code: self.code(stream, era, len),
+        })
+    }
+
+    /// Fingerprint bits a stored code carries.
+    #[inline]
+    pub(crate) fn len_of(&self, code: u32, era: Era) -> u32 {
+        if era == 0 {
+            self.bits
+        } else {
+            self.bits - 1 - code.trailing_zeros()
+        }
+    }
+
+    /// Whether stored `code` answers for a key whose fresh code here is `query`: equal
+    /// at era 0; from era 1, equal in every bit above the stored code's delimiter.
+    #[inline]
+    pub(crate) fn matches(&self, code: u32, query: u32, era: Era) -> bool {
+        if era == 0 {
+            return code == query && code != 0;
+        }
+        // `code ^ (code − 1)`: the delimiter and the zeros below it (all ones for an
+        // empty slot, which saturates to no mask and so never matches).
+        let below = code ^ code.saturating_sub(1);
+        code != 0 && (code ^ query) & !below & self.slot_mask() == 0
+    }
+
+    /// The stream bits a stored code knows, read back: the first `era + len` bits of
+    /// its side's stream (the first `era` from the bucket, the rest from the code).
+    fn known_stream(&self, bucket: u64, code: u32, era: Era) -> (u64, u32, u32) {
+        let (base_bucket, descendant) = (bucket % self.base, (bucket / self.base) as u32);
+        let len = self.len_of(code, era);
+        let prefix = if era == 0 {
+            code
+        } else {
+            code >> (self.bits - len)
+        };
+        let tail = if len == 0 {
+            0
+        } else {
+            (prefix & low_bits(len)).reverse_bits() >> (32 - len)
+        };
+        let stream = descendant | tail.checked_shl(era).unwrap_or(0);
+        (base_bucket, stream, len)
+    }
+
+    /// The other place of the entry stored as `code` in `bucket` at `era`: where a kick
+    /// moves it, and the code it has there.
+    #[inline]
+    pub(crate) fn partner(&self, bucket: u64, code: u32, era: Era) -> Place {
+        let (base_bucket, stream, len) = self.known_stream(bucket, code, era);
+        debug_assert!(era + len >= self.bits, "the first block must be known");
+        let (other_base, other_stream) = self.mirror(base_bucket, stream);
+        Place {
+            bucket: self.bucket(other_base, other_stream, era),
+            code: self.code(other_stream, era, len),
+        }
+    }
+
+    /// What stored `code` becomes when the table doubles from `era` to `era + 1`: its
+    /// next stream bit picks the lower or the upper half, and leaves the code.
+    #[inline]
+    pub(crate) fn split(&self, code: u32, era: Era) -> Split {
+        let mask = self.slot_mask();
+        let top = 1 << (self.bits - 1);
+        if era == 0 {
+            return Split::One {
+                to_upper: code & top != 0,
+                code: ((code << 1) | 1) & mask,
+            };
+        }
+        if code == top {
+            return Split::Both { code };
+        }
+        Split::One {
+            to_upper: code & top != 0,
+            code: (code << 1) & mask,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schemes() -> Vec<Scheme> {
+        let mut all = Vec::new();
+        for bits in [8, 16] {
+            for base in [2, 6, 28, 264, 1000, 65_538] {
+                all.push(Scheme::new(base, bits));
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn mirror_is_an_involution_and_never_its_own_partner() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        for scheme in schemes() {
+            for _ in 0..5_000 {
+                let hash = rng.u64(..);
+                let (first, stream) = (scheme.first_base_bucket(hash), scheme.stream(hash));
+                let (second, other) = scheme.mirror(first, stream);
+                assert!(second < scheme.buckets(0));
+                assert_ne!(first, second);
+                assert_ne!(
+                    other & scheme.slot_mask(),
+                    0,
+                    "a zero block would read empty"
+                );
+                assert_eq!(scheme.mirror(second, other), (first, stream));
+            }
+        }
+    }
+
+    #[test]
+    fn a_fresh_code_kicks_to_the_other_place_and_back() {
+        let mut rng = fastrand::Rng::with_seed(2);
+        for scheme in schemes() {
+            for era in 0..=scheme.max_era().min(12) {
+                for _ in 0..500 {
+                    let [one, two] = scheme.locate(rng.u64(..), era);
+                    assert!(one.bucket < scheme.buckets(era) && two.bucket < scheme.buckets(era));
+                    assert_ne!(one.bucket, two.bucket);
+                    assert_eq!(scheme.partner(one.bucket, one.code, era), two);
+                    assert_eq!(scheme.partner(two.bucket, two.code, era), one);
+                    assert!(scheme.matches(one.code, one.code, era));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_split_code_lands_where_a_fresh_insert_would_and_still_matches() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for scheme in schemes() {
+            for _ in 0..300 {
+                let hash = rng.u64(..);
+                let mut stored = scheme.locate(hash, 0);
+                for era in 0..scheme.max_era().min(14) {
+                    for place in &mut stored {
+                        let buckets = scheme.buckets(era);
+                        *place = match scheme.split(place.code, era) {
+                            Split::One { to_upper, code } => Place {
+                                bucket: place.bucket + if to_upper { buckets } else { 0 },
+                                code,
+                            },
+                            // A void: the copy that stays is the right one for any key
+                            // whose next bit is 0; check the key's own half below.
+                            Split::Both { code } => Place {
+                                bucket: place.bucket,
+                                code,
+                            },
+                        };
+                    }
+                    let fresh = scheme.locate(hash, era + 1);
+                    for (old, new) in stored.iter_mut().zip(fresh) {
+                        if scheme.len_of(old.code, era + 1) == 0 {
+                            // The void's copy in the key's own half.
+                            old.bucket = new.bucket;
+                        }
+                        assert_eq!(old.bucket, new.bucket, "era {}", era + 1);
+                        assert!(scheme.matches(old.code, new.code, era + 1));
+                        // The aged code still kicks to the key's other place.
+                        let other = scheme.partner(old.bucket, old.code, era + 1);
+                        assert!(other.bucket == fresh[0].bucket || other.bucket == fresh[1].bucket);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn codes_of_other_keys_match_at_their_length_only() {
+        let scheme = Scheme::new(1000, 16);
+        let mut rng = fastrand::Rng::with_seed(4);
+        let era = 5;
+        let (mut hits, trials) = (0u32, 200_000);
+        for _ in 0..trials {
+            let stored = scheme.locate(rng.u64(..), era)[0].code;
+            let query = scheme.locate(rng.u64(..), era)[0].code;
+            hits += u32::from(scheme.matches(stored, query, era));
+        }
+        // 15 bits: about 6 matches in 200,000.
+        assert!(hits < 30, "{hits} matches of unrelated 15-bit codes");
+    }
+}
