@@ -8,8 +8,12 @@
 //! cargo run --release --example expand_sim -- [first capacity] [bits] [eras] [negatives]
 //! cargo run --release --example expand_sim -- 1000 16 12 1000000
 //! ```
+//!
+//! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
 
-use concurrent_cuckoo_filter::{DefaultHashBuilder, ExpandModel, GrowableCuckooFilter};
+use concurrent_cuckoo_filter::{
+    DefaultHashBuilder, ExpandModel, GrowableCuckooFilter, InsertError,
+};
 use std::hash::BuildHasher;
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -47,29 +51,20 @@ fn main() {
         "era | expand: load at doubling | expand FPR at 90% | bound | chain FPR at 90% (newest) | chain sub-filters"
     );
 
+    // Fill until `Full`, measuring each era once, when its load first reaches 90%.
     let mut model = ExpandModel::new(base, bits, slots, eras);
+    let mut expand_rows = vec![(f64::NAN, f64::NAN); eras as usize + 1];
     let mut state = 1u64;
-    let mut expand_rows = Vec::new();
-    'fill: for era in 0..=eras {
-        // Fill this era to 90%, measure, then on to the doubling.
-        while model.load() < 0.90 || model.era() < era {
-            if model.era() > era {
-                break;
-            }
-            if model.insert(splitmix(&mut state)).is_err() {
-                break 'fill;
-            }
+    loop {
+        let era = model.era() as usize;
+        if model.load() >= 0.90 && expand_rows[era].0.is_nan() {
+            let fpr = measured_fpr(negatives, era as u64, |h| model.contains(h));
+            expand_rows[era] = (fpr, model.false_positive_bound());
         }
-        if model.era() != era {
-            expand_rows.push((era, f64::NAN, f64::NAN));
-            continue;
-        }
-        let fpr = measured_fpr(negatives, u64::from(era), |h| model.contains(h));
-        expand_rows.push((era, fpr, model.false_positive_bound()));
-        while model.era() == era && era < eras {
-            if model.insert(splitmix(&mut state)).is_err() {
-                break 'fill;
-            }
+        // A key whose two buckets hold only codes that answer for it is refused
+        // (`TooManyCopies`); the fill goes on with the next key.
+        if model.insert(splitmix(&mut state)) == Err(InsertError::Full) {
+            break;
         }
     }
 
@@ -120,7 +115,9 @@ fn main() {
     }
 
     let loads = model.loads_at_doubling();
-    for ((era, fpr, bound), (chain_fpr, subs)) in expand_rows.into_iter().zip(chain_rows) {
+    for (era, ((fpr, bound), (chain_fpr, subs))) in
+        expand_rows.into_iter().zip(chain_rows).enumerate()
+    {
         let load = loads
             .get(era as usize)
             .map_or("-".to_string(), |l| format!("{:.1}%", 100.0 * l));

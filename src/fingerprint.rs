@@ -66,6 +66,34 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     /// buckets are 0 and so never match.)
     #[doc(hidden)]
     fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool;
+
+    /// Slots of `pair` whose prefix code answers for `first` (the first bucket's lanes)
+    /// or `second` (the second's): a table that doubles in place stores codes
+    /// `[bits][1][0…]`, and a code answers for a key's fresh code when the two agree
+    /// above the stored code's delimiter (see `expand/mod.rs`). `first` and `second` have
+    /// their lowest bit set; an empty slot never answers.
+    #[doc(hidden)]
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
+}
+
+/// `code` repeated in every `bits`-bit lane of a word.
+#[cfg(any(test, feature = "test-hooks"))]
+#[inline]
+fn lanes_of(code: u64, bits: u32) -> u64 {
+    code * (u64::MAX / ((1u64 << bits) - 1))
+}
+
+/// The prefix rule on whole vectors: `(code ^ query) & !(code ^ (code − 1)) == 0`, with a
+/// saturating subtract so that an empty lane (0) masks nothing and so never answers a
+/// query (whose lowest bit is set).
+#[cfg(any(test, feature = "test-hooks"))]
+macro_rules! prefix_hits {
+    ($codes:expr, $queries:expr, $zero:expr, $one:expr) => {{
+        let codes = $codes;
+        let below = codes ^ codes.saturating_sub($one);
+        ((codes ^ $queries) & !below).simd_eq($zero)
+    }};
 }
 
 /// The fingerprint of a 64-bit hash: its top `BITS` bits, with 0 (the empty-slot mark)
@@ -106,6 +134,24 @@ impl Fingerprint for u8 {
         let lanes: u8x16 = bytemuck::cast([pair[0], second]);
         lanes.simd_eq(u8x16::splat(fp as u8)).any()
     }
+
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[inline]
+    fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let (first, second) = (lanes_of(first, 8), lanes_of(second, 8));
+        // 4 slots: both buckets in pair[0]; the padding lanes get a query of all ones,
+        // which no empty lane answers.
+        let (codes, queries) = if slots == 4 {
+            let both = (first & 0xFFFF_FFFF) | (second << 32);
+            ([pair[0], 0], [both, u64::MAX])
+        } else {
+            ([pair[0], pair[1]], [first, second])
+        };
+        let codes: u8x16 = bytemuck::cast(codes);
+        let queries: u8x16 = bytemuck::cast(queries);
+        let hits = prefix_hits!(codes, queries, u8x16::splat(0), u8x16::splat(1));
+        valid_lanes(hits.to_bitmask(), slots)
+    }
 }
 
 impl Fingerprint for u16 {
@@ -130,6 +176,21 @@ impl Fingerprint for u16 {
         } else {
             let lanes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
             lanes.simd_eq(u16x16::splat(fp as u16)).any()
+        }
+    }
+
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[inline]
+    fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let (first, second) = (lanes_of(first, 16), lanes_of(second, 16));
+        if slots == 4 {
+            let codes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
+            let queries: u16x8 = bytemuck::cast([first, second]);
+            prefix_hits!(codes, queries, u16x8::splat(0), u16x8::splat(1)).to_bitmask()
+        } else {
+            let codes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+            let queries: u16x16 = bytemuck::cast([first, first, second, second]);
+            prefix_hits!(codes, queries, u16x16::splat(0), u16x16::splat(1)).to_bitmask()
         }
     }
 }
@@ -161,6 +222,23 @@ impl Fingerprint for u32 {
             (low.simd_eq(needle) | high.simd_eq(needle)).any()
         }
     }
+
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[inline]
+    fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let (first, second) = (lanes_of(first, 32), lanes_of(second, 32));
+        let (zero, one) = (u32x8::splat(0), u32x8::splat(1));
+        let low: u32x8 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+        if slots == 4 {
+            let queries: u32x8 = bytemuck::cast([first, first, second, second]);
+            prefix_hits!(low, queries, zero, one).to_bitmask()
+        } else {
+            let high: u32x8 = bytemuck::cast([pair[4], pair[5], pair[6], pair[7]]);
+            let (first, second) = (u32x8::splat(first as u32), u32x8::splat(second as u32));
+            let low_hits = prefix_hits!(low, first, zero, one).to_bitmask();
+            low_hits | (prefix_hits!(high, second, zero, one).to_bitmask() << 8)
+        }
+    }
 }
 
 #[cfg(any(test, not(target_endian = "little")))]
@@ -177,6 +255,34 @@ pub(crate) fn match_pair_scalar(pair: &Pair, fp: u64, bits: u32, slots: usize) -
     for k in 0..2 * slots {
         let offset = k * bits as usize;
         if (pair[offset / 64] >> (offset % 64)) & slot_mask == fp {
+            mask |= 1 << k;
+        }
+    }
+    mask
+}
+
+/// The exact, portable prefix kernel: the oracle for [`Fingerprint::match_pair_prefix`].
+#[cfg(test)]
+pub(crate) fn match_pair_prefix_scalar(
+    pair: &Pair,
+    first: u64,
+    second: u64,
+    bits: u32,
+    slots: usize,
+) -> u32 {
+    let slot_mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let mut mask = 0;
+    for k in 0..2 * slots {
+        let offset = k * bits as usize;
+        let code = (pair[offset / 64] >> (offset % 64)) & slot_mask;
+        let query = if k < slots { first } else { second };
+        // Bits above the delimiter (the code's lowest set bit) must agree.
+        let above_delimiter = !(code ^ (code.wrapping_sub(1) & slot_mask)) & slot_mask;
+        if code != 0 && (code ^ query) & above_delimiter == 0 {
             mask |= 1 << k;
         }
     }
@@ -254,6 +360,71 @@ mod tests {
         simd_agrees_with_scalar::<u16>(8);
         simd_agrees_with_scalar::<u32>(4);
         simd_agrees_with_scalar::<u32>(8);
+    }
+
+    /// A prefix code of `query`'s top bits: `len` of them, then the delimiter.
+    fn prefix_code(query: u64, len: u32, bits: u32) -> u64 {
+        let kept = (query >> (bits - len)) << (bits - len);
+        (kept & !((1u64 << (bits - len)) - 1)) | (1 << (bits - len - 1))
+    }
+
+    fn prefix_simd_agrees_with_scalar<F: Fingerprint>(slots: usize) {
+        let bits = F::BITS;
+        let mut rng = fastrand::Rng::with_seed(u64::from(bits) * 17 + slots as u64);
+        for _ in 0..20_000 {
+            // Fresh queries: bits − 1 bits, then the delimiter.
+            let first = (rng.u64(..) & ((1u64 << bits) - 1)) | 1;
+            let second = (rng.u64(..) & ((1u64 << bits) - 1)) | 1;
+            let mut pair = [0u64; 8];
+            for k in 0..2 * slots {
+                let query = if k < slots { first } else { second };
+                let len = rng.u32(0..bits);
+                let code = match rng.u8(0..4) {
+                    0 => 0,
+                    1 => prefix_code(query, len, bits),
+                    // A prefix code of something else, often close to the query.
+                    2 => prefix_code(query ^ (1 << rng.u32(0..bits)), len, bits),
+                    _ => rng.u64(..) & ((1u64 << bits) - 1),
+                };
+                let offset = k * bits as usize;
+                pair[offset / 64] |= code << (offset % 64);
+            }
+            assert_eq!(
+                F::match_pair_prefix(&pair, first, second, slots),
+                match_pair_prefix_scalar(&pair, first, second, bits, slots),
+                "bits {bits} slots {slots} queries {first:#x} {second:#x} pair {pair:x?}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_kernels_match_the_scalar_oracle() {
+        prefix_simd_agrees_with_scalar::<u8>(4);
+        prefix_simd_agrees_with_scalar::<u8>(8);
+        prefix_simd_agrees_with_scalar::<u16>(4);
+        prefix_simd_agrees_with_scalar::<u16>(8);
+        prefix_simd_agrees_with_scalar::<u32>(4);
+        prefix_simd_agrees_with_scalar::<u32>(8);
+    }
+
+    #[test]
+    fn prefix_oracle_follows_the_scheme() {
+        // The scalar oracle against the scheme's own rule, code by code.
+        let scheme = crate::expand::scheme::Scheme::new(1000, 16);
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..50_000 {
+            let era = rng.u32(1..12);
+            let query = u64::from(scheme.locate(rng.u64(..), era)[0].code);
+            let len = rng.u32(0..16);
+            let code = match rng.u8(0..3) {
+                0 => prefix_code(query, len, 16),
+                1 => prefix_code(query ^ (1 << rng.u32(1..16)), len, 16),
+                _ => rng.u64(..) & 0xFFFF,
+            };
+            let pair = [code, 0, 0, 0, 0, 0, 0, 0];
+            let oracle = match_pair_prefix_scalar(&pair, query, query | 1, 16, 4) & 1 != 0;
+            assert_eq!(oracle, scheme.matches(code as u32, query as u32, era));
+        }
     }
 
     #[test]
