@@ -69,9 +69,9 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
 
     /// Slots of `pair` whose prefix code answers for `first` (the first bucket's lanes)
     /// or `second` (the second's): a table that doubles in place stores codes
-    /// `[bits][1][0…]`, and a code answers for a key's fresh code when the two agree
-    /// above the stored code's delimiter (see `expand/mod.rs`). `first` and `second` have
-    /// their lowest bit set; an empty slot never answers.
+    /// `[0…][1][bits]`, and a code answers for a key's fresh code when the two agree
+    /// below the stored code's delimiter (see `expand/mod.rs`). An empty slot never
+    /// answers.
     #[doc(hidden)]
     #[cfg(any(test, feature = "test-hooks"))]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
@@ -84,15 +84,21 @@ fn lanes_of(code: u64, bits: u32) -> u64 {
     code * (u64::MAX / ((1u64 << bits) - 1))
 }
 
-/// The prefix rule on whole vectors: `(code ^ query) & !(code ^ (code − 1)) == 0`, with a
-/// saturating subtract so that an empty lane (0) masks nothing and so never answers a
-/// query (whose lowest bit is set).
+/// The prefix rule on whole vectors. With `x = code ^ query`, the code's bits below its
+/// delimiter all agree exactly when `x`'s trailing-zero mask `!x & (x − 1)` reaches
+/// `code >> 1` (both are below the delimiter's power of two); the unsigned `>=` is a
+/// saturating subtract that comes out 0. An empty lane (0) would pass that test, so it
+/// is taken out.
 #[cfg(any(test, feature = "test-hooks"))]
 macro_rules! prefix_hits {
     ($codes:expr, $queries:expr, $zero:expr, $one:expr) => {{
         let codes = $codes;
-        let below = codes ^ codes.saturating_sub($one);
-        ((codes ^ $queries) & !below).simd_eq($zero)
+        let x = codes ^ $queries;
+        let trailing_zeros = (x - $one) & !x;
+        let reaches = (codes >> 1_u32)
+            .saturating_sub(trailing_zeros)
+            .simd_eq($zero);
+        reaches & !codes.simd_eq($zero)
     }};
 }
 
@@ -139,11 +145,10 @@ impl Fingerprint for u8 {
     #[inline]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
         let (first, second) = (lanes_of(first, 8), lanes_of(second, 8));
-        // 4 slots: both buckets in pair[0]; the padding lanes get a query of all ones,
-        // which no empty lane answers.
+        // 4 slots: both buckets in pair[0]; the padding lanes are empty and never answer.
         let (codes, queries) = if slots == 4 {
             let both = (first & 0xFFFF_FFFF) | (second << 32);
-            ([pair[0], 0], [both, u64::MAX])
+            ([pair[0], 0], [both, 0])
         } else {
             ([pair[0], pair[1]], [first, second])
         };
@@ -280,9 +285,8 @@ pub(crate) fn match_pair_prefix_scalar(
         let offset = k * bits as usize;
         let code = (pair[offset / 64] >> (offset % 64)) & slot_mask;
         let query = if k < slots { first } else { second };
-        // Bits above the delimiter (the code's lowest set bit) must agree.
-        let above_delimiter = !(code ^ (code.wrapping_sub(1) & slot_mask)) & slot_mask;
-        if code != 0 && (code ^ query) & above_delimiter == 0 {
+        // Bits below the delimiter (the code's highest set bit) must agree.
+        if code != 0 && (code ^ query) & ((1 << code.ilog2()) - 1) == 0 {
             mask |= 1 << k;
         }
     }
@@ -362,28 +366,28 @@ mod tests {
         simd_agrees_with_scalar::<u32>(8);
     }
 
-    /// A prefix code of `query`'s top bits: `len` of them, then the delimiter.
-    fn prefix_code(query: u64, len: u32, bits: u32) -> u64 {
-        let kept = (query >> (bits - len)) << (bits - len);
-        (kept & !((1u64 << (bits - len)) - 1)) | (1 << (bits - len - 1))
+    /// A prefix code of `query`'s low bits: `len` of them under the delimiter.
+    fn prefix_code(query: u64, len: u32) -> u64 {
+        (1 << len) | (query & ((1 << len) - 1))
     }
 
     fn prefix_simd_agrees_with_scalar<F: Fingerprint>(slots: usize) {
         let bits = F::BITS;
         let mut rng = fastrand::Rng::with_seed(u64::from(bits) * 17 + slots as u64);
         for _ in 0..20_000 {
-            // Fresh queries: bits − 1 bits, then the delimiter.
-            let first = (rng.u64(..) & ((1u64 << bits) - 1)) | 1;
-            let second = (rng.u64(..) & ((1u64 << bits) - 1)) | 1;
+            // Fresh queries: bits − 1 bits under the delimiter.
+            let fresh = 1u64 << (bits - 1);
+            let first = fresh | rng.u64(..) & (fresh - 1);
+            let second = fresh | rng.u64(..) & (fresh - 1);
             let mut pair = [0u64; 8];
             for k in 0..2 * slots {
                 let query = if k < slots { first } else { second };
                 let len = rng.u32(0..bits);
                 let code = match rng.u8(0..4) {
                     0 => 0,
-                    1 => prefix_code(query, len, bits),
+                    1 => prefix_code(query, len),
                     // A prefix code of something else, often close to the query.
-                    2 => prefix_code(query ^ (1 << rng.u32(0..bits)), len, bits),
+                    2 => prefix_code(query ^ (1 << rng.u32(0..bits)), len),
                     _ => rng.u64(..) & ((1u64 << bits) - 1),
                 };
                 let offset = k * bits as usize;
@@ -417,12 +421,12 @@ mod tests {
             let query = u64::from(scheme.locate(rng.u64(..), era)[0].code);
             let len = rng.u32(0..16);
             let code = match rng.u8(0..3) {
-                0 => prefix_code(query, len, 16),
-                1 => prefix_code(query ^ (1 << rng.u32(1..16)), len, 16),
+                0 => prefix_code(query, len),
+                1 => prefix_code(query ^ (1 << rng.u32(0..15)), len),
                 _ => rng.u64(..) & 0xFFFF,
             };
             let pair = [code, 0, 0, 0, 0, 0, 0, 0];
-            let oracle = match_pair_prefix_scalar(&pair, query, query | 1, 16, 4) & 1 != 0;
+            let oracle = match_pair_prefix_scalar(&pair, query, query, 16, 4) & 1 != 0;
             assert_eq!(oracle, scheme.matches(code as u32, query as u32, era));
         }
     }

@@ -33,16 +33,6 @@ const fn feistel_address_bits(bits: u32) -> u32 {
     if bits <= 8 { bits - 2 } else { bits - 4 }
 }
 
-/// The murmur3 64-bit finalizer: every output bit depends on every input bit.
-#[inline]
-fn mix64(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
 /// Lemire's multiply-shift range reduction of a 32-bit value into `0..n`.
 #[inline]
 fn reduce(x: u32, n: u64) -> u64 {
@@ -121,18 +111,25 @@ impl Scheme {
     #[inline]
     pub(crate) fn mirror(&self, base_bucket: u64, stream: u32) -> (u64, u32) {
         let a_bits = feistel_address_bits(self.bits);
+        let r_bits = self.bits - a_bits;
         let a = stream & low_bits(a_bits);
-        let r = (stream >> a_bits) & low_bits(self.bits - a_bits);
-        // H(R): 0 for R = 0, so a non-zero block maps to a non-zero block.
+        let r = (stream >> a_bits) & low_bits(r_bits);
+        // H(R): the top bits of a multiply. H(0) = 0, so a non-zero block stays
+        // non-zero. H must not be linear in R: the classes a bucket's partners fall in
+        // are its own class xor H(R), and a linear H (R repeated across A's width was
+        // tried) spans only `r_bits` dimensions, so the classes fell apart into
+        // separate tables again (doublings at 91–93% load from era 9, against 96–97%).
         let other_a = a ^ (r.wrapping_mul(0x9E37_79B9) >> (32 - a_bits));
-        // The same on both sides: R, and the smaller of the two A halves.
+        // The same on both sides: R, and the smaller A half. (Their sum costs one
+        // operation less and collides more: 8-bit doublings at 89% and 68% load in eras
+        // 4 and 5, against 97% and 91%.)
         let symmetric = (r << a_bits) | a.min(other_a);
-        let mixed = mix64(u64::from(symmetric) | 1 << 40);
-        let block = self.slot_mask();
-        let other_stream = ((stream ^ (mixed >> 32) as u32) & !block) | (r << a_bits) | other_a;
+        // Past the block the two streams agree: the partner never depends on those bits
+        // before era `bits`, past which a table no longer doubles well (module docs).
+        let other_stream = (stream & !self.slot_mask()) | (r << a_bits) | other_a;
         // Graf's alternate: (N − i − offset) mod N with an odd offset is an involution
         // without fixed points on an even N.
-        let offset = 2 * reduce(mixed as u32, self.base / 2) + 1;
+        let offset = 2 * self.scaled(symmetric) + 1;
         let sum = base_bucket + offset;
         let other_base = if sum <= self.base {
             self.base - sum
@@ -140,6 +137,20 @@ impl Scheme {
             2 * self.base - sum
         };
         (other_base, other_stream)
+    }
+
+    /// `symmetric` (a block's worth of bits) scaled onto `0..N0/2`. With 16 bits a
+    /// multiply-shift, as the core filter's alternate bucket; 8 bits are first spread
+    /// over 32, since a grid of 256 offsets keeps kick paths meeting the same buckets
+    /// (the core filter's measurement, see `index.rs`).
+    #[inline]
+    fn scaled(&self, symmetric: u32) -> u64 {
+        let half = self.base / 2;
+        if self.bits < 16 {
+            reduce(symmetric.wrapping_mul(0x9E37_79B1), half)
+        } else {
+            (u64::from(symmetric) * half) >> self.bits
+        }
     }
 
     /// The bucket of `(base bucket, stream)` at `era`: the stream's first `era` bits
@@ -151,17 +162,15 @@ impl Scheme {
 
     /// The code of the stream's `len` bits from `era` on.
     ///
-    /// At era 0 (`len` = `bits`): the block, first stream bit in the slot's top bit. From
-    /// era 1: those bits from the top down, a delimiting 1, then zeros.
+    /// At era 0 (`len` = `bits`): the block itself, the next stream bit lowest. From era
+    /// 1: a delimiting 1 above those `len` bits, zeros above it: `[0…][1][bits]`.
     #[inline]
     pub(crate) fn code(&self, stream: u32, era: Era, len: u32) -> u32 {
-        let reversed = stream.reverse_bits() << era;
         if era == 0 {
-            return reversed >> (32 - self.bits);
+            return stream & self.slot_mask();
         }
         debug_assert!(len < self.bits && era + len <= 32);
-        let prefix = if len == 0 { 0 } else { reversed >> (32 - len) };
-        (prefix << (self.bits - len)) | (1 << (self.bits - len - 1))
+        (1 << len) | ((stream >> era) & low_bits(len))
     }
 
     /// Both of a key's places at `era`, with fresh codes.
@@ -179,24 +188,17 @@ impl Scheme {
     /// Fingerprint bits a stored code carries.
     #[inline]
     pub(crate) fn len_of(&self, code: u32, era: Era) -> u32 {
-        if era == 0 {
-            self.bits
-        } else {
-            self.bits - 1 - code.trailing_zeros()
-        }
+        if era == 0 { self.bits } else { code.ilog2() }
     }
 
     /// Whether stored `code` answers for a key whose fresh code here is `query`: equal
-    /// at era 0; from era 1, equal in every bit above the stored code's delimiter.
+    /// at era 0; from era 1, equal in every bit below the stored code's delimiter.
     #[inline]
     pub(crate) fn matches(&self, code: u32, query: u32, era: Era) -> bool {
         if era == 0 {
             return code == query && code != 0;
         }
-        // `code ^ (code − 1)`: the delimiter and the zeros below it (all ones for an
-        // empty slot, which saturates to no mask and so never matches).
-        let below = code ^ code.saturating_sub(1);
-        code != 0 && (code ^ query) & !below & self.slot_mask() == 0
+        code != 0 && (code ^ query) & low_bits(code.ilog2()) == 0
     }
 
     /// The stream bits a stored code knows, read back: the first `era + len` bits of
@@ -204,16 +206,7 @@ impl Scheme {
     fn known_stream(&self, bucket: u64, code: u32, era: Era) -> (u64, u32, u32) {
         let (base_bucket, descendant) = (bucket % self.base, (bucket / self.base) as u32);
         let len = self.len_of(code, era);
-        let prefix = if era == 0 {
-            code
-        } else {
-            code >> (self.bits - len)
-        };
-        let tail = if len == 0 {
-            0
-        } else {
-            (prefix & low_bits(len)).reverse_bits() >> (32 - len)
-        };
+        let tail = code & low_bits(len);
         let stream = descendant | tail.checked_shl(era).unwrap_or(0);
         (base_bucket, stream, len)
     }
@@ -232,23 +225,21 @@ impl Scheme {
     }
 
     /// What stored `code` becomes when the table doubles from `era` to `era + 1`: its
-    /// next stream bit picks the lower or the upper half, and leaves the code.
+    /// next stream bit (its lowest) picks the lower or the upper half, and leaves it.
     #[inline]
     pub(crate) fn split(&self, code: u32, era: Era) -> Split {
-        let mask = self.slot_mask();
-        let top = 1 << (self.bits - 1);
         if era == 0 {
             return Split::One {
-                to_upper: code & top != 0,
-                code: ((code << 1) | 1) & mask,
+                to_upper: code & 1 != 0,
+                code: (code >> 1) | (1 << (self.bits - 1)),
             };
         }
-        if code == top {
+        if code == 1 {
             return Split::Both { code };
         }
         Split::One {
-            to_upper: code & top != 0,
-            code: (code << 1) & mask,
+            to_upper: code & 1 != 0,
+            code: code >> 1,
         }
     }
 }
