@@ -119,7 +119,7 @@ fn main() {
         expand_rows.into_iter().zip(chain_rows).enumerate()
     {
         let load = loads
-            .get(era as usize)
+            .get(era)
             .map_or("-".to_string(), |l| format!("{:.1}%", 100.0 * l));
         println!(
             "{era:>3} | {load:>8} | {:.4}% | {:.4}% | {:.4}% | {subs}",
