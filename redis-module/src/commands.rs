@@ -23,13 +23,6 @@ fn is(word: &RedisString, name: &str) -> bool {
     word.as_slice().eq_ignore_ascii_case(name.as_bytes())
 }
 
-/// An option's value: a non-negative integer, or the given error.
-fn number(value: Option<&RedisString>, error: &'static str) -> Result<u64, RedisError> {
-    value
-        .and_then(|v| v.parse_unsigned_integer().ok())
-        .ok_or(RedisError::Str(error))
-}
-
 /// Redis's own `WRONGTYPE` reply for a key of another type (the only way reading a
 /// key's value fails; the binding words it otherwise).
 fn wrong_type(_: RedisError) -> RedisError {
@@ -70,10 +63,24 @@ fn write_filter(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisE
     }
 }
 
-/// The settings a new filter takes where a command gives none: the module's configs.
+/// RedisBloom's default bucket size: what a command that names none asks for, and so
+/// the one its minimum capacity (2 x 2) follows.
+const DEFAULT_BUCKET_SIZE: u64 = 2;
+
+/// The slots per bucket (4 or 8, this filter's geometries) that serve a requested
+/// `BUCKETSIZE` (1 to 255): the fewest of ours that hold at least the requested number
+/// of fingerprints per bucket, so a filter reaches at least the load the request asked
+/// for before it grows; 8, our largest, above 8. Fewer slots where they suffice: the
+/// false-positive bound grows with them (2 x slots / 2^bits), so 1 or 2 get 4, not 8.
+pub fn served_slots(requested: u64) -> u64 {
+    if requested <= 4 { 4 } else { 8 }
+}
+
+/// The settings a new filter takes where a command gives none: the module's configs,
+/// and RedisBloom's default bucket size as the requested one.
 fn default_settings(capacity: u64) -> Settings {
     Settings {
-        bucket_size: config::BUCKET_SIZE.get() as u64,
+        bucket_size: DEFAULT_BUCKET_SIZE,
         capacity,
         max_iterations: current(&config::MAX_ITERATIONS),
         expansion: current(&config::EXPANSION),
@@ -81,9 +88,10 @@ fn default_settings(capacity: u64) -> Settings {
     }
 }
 
-fn create(key: &RedisKeyWritable, settings: Settings) -> Result<(), RedisError> {
+/// Makes `key` a new filter of `slots` slots per bucket.
+fn create(key: &RedisKeyWritable, settings: Settings, slots: u64) -> Result<(), RedisError> {
     let bits = config::FINGERPRINT_BITS.get() as u32;
-    let filter = CuckooKey::new(settings, bits)
+    let filter = CuckooKey::new(settings, bits, slots)
         .map_err(|_| RedisError::Str("ERR Could not create filter"))?;
     key.set_value(&CUCKOO_TYPE, KeyValue::Ready(filter))
         .map_err(wrong_type)?;
@@ -91,8 +99,28 @@ fn create(key: &RedisKeyWritable, settings: Settings) -> Result<(), RedisError> 
     Ok(())
 }
 
-/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`. The
-/// options are checked before the key, as RedisBloom does.
+/// An option's value: an integer (else `parse_error`) within `range` (else
+/// `range_error`), as RedisBloom parses and words them.
+fn option_value(
+    value: Option<&RedisString>,
+    parse_error: &'static str,
+    range: std::ops::RangeInclusive<i64>,
+    range_error: &'static str,
+) -> Result<u64, RedisError> {
+    let value = value
+        .and_then(|v| v.parse_integer().ok())
+        .ok_or(RedisError::Str(parse_error))?;
+    if !range.contains(&value) {
+        return Err(RedisError::Str(range_error));
+    }
+    Ok(value as u64)
+}
+
+const CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
+
+/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`, with
+/// RedisBloom 2.8's ranges and words. The options are checked before the key, as
+/// RedisBloom does.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
@@ -101,29 +129,31 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .parse_integer()
         .map_err(|_| RedisError::Str("Bad capacity"))?;
     let mut settings = default_settings(0);
+    let mut slots = config::BUCKET_SIZE.get() as u64;
     for pair in args[3..].chunks(2) {
         let value = pair.get(1);
         if is(&pair[0], "BUCKETSIZE") {
-            settings.bucket_size = number(value, "Couldn't parse BUCKETSIZE")?;
-            if !matches!(settings.bucket_size, 4 | 8) {
-                return Err(RedisError::Str(
-                    "ERR BUCKETSIZE must be 4 or 8 (this filter's bucket geometries)",
-                ));
-            }
+            settings.bucket_size = option_value(
+                value,
+                "Couldn't parse BUCKETSIZE",
+                1..=255,
+                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+            )?;
+            slots = served_slots(settings.bucket_size);
         } else if is(&pair[0], "MAXITERATIONS") {
-            settings.max_iterations = number(value, "Couldn't parse MAXITERATIONS")?;
-            if !(1..=65535).contains(&settings.max_iterations) {
-                return Err(RedisError::Str(
-                    "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
-                ));
-            }
+            settings.max_iterations = option_value(
+                value,
+                "Couldn't parse MAXITERATIONS",
+                1..=65535,
+                "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+            )?;
         } else if is(&pair[0], "EXPANSION") {
-            settings.expansion = number(value, "Couldn't parse EXPANSION")?;
-            if settings.expansion > 32768 {
-                return Err(RedisError::Str(
-                    "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
-                ));
-            }
+            settings.expansion = option_value(
+                value,
+                "Couldn't parse EXPANSION",
+                0..=32768,
+                "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+            )?;
         } else {
             // RedisBloom ignores a word it does not know; a misspelt option is refused
             // here instead of silently taking the default.
@@ -131,16 +161,14 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
     }
     if capacity < 2 * settings.bucket_size as i64 {
-        return Err(RedisError::Str(
-            "Capacity must be at least (BucketSize * 2)",
-        ));
+        return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
     settings.capacity = capacity as u64;
     let key = ctx.open_key_writable(&args[1]);
     if write_value(&key)?.is_some() {
         return Err(RedisError::Str("ERR item exists"));
     }
-    create(&key, settings)?;
+    create(&key, settings, slots)?;
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -154,7 +182,11 @@ fn filter_or_create(
     if let Some(filter) = write_filter(key)? {
         return Ok((filter, true));
     }
-    create(key, default_settings(capacity))?;
+    create(
+        key,
+        default_settings(capacity),
+        config::BUCKET_SIZE.get() as u64,
+    )?;
     let filter = write_filter(key)?.ok_or(RedisError::Str("ERR Could not create filter"))?;
     Ok((filter, false))
 }
@@ -223,17 +255,22 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
         if is(word, "ITEMS") {
             break &args[position + 1..];
         } else if is(word, "CAPACITY") {
-            capacity = args
-                .get(position + 1)
-                .and_then(|v| v.parse_unsigned_integer().ok())
-                .filter(|&c| c > 0)
-                .ok_or(RedisError::Str("Bad capacity"))?;
+            let value = args.get(position + 1).ok_or(RedisError::WrongArity)?;
+            let value = value
+                .parse_integer()
+                .map_err(|_| RedisError::Str("Bad capacity"))?;
+            // The filter CF.INSERT makes asks for RedisBloom's default bucket size, and
+            // so has its minimum capacity; checked before the key, as RedisBloom does.
+            if value < 2 * DEFAULT_BUCKET_SIZE as i64 {
+                return Err(RedisError::Str(CAPACITY_TOO_SMALL));
+            }
+            capacity = value as u64;
             position += 2;
         } else if is(word, "NOCREATE") {
             create_missing = false;
             position += 1;
         } else {
-            return Err(RedisError::Str("ERR syntax error"));
+            return Err(RedisError::Str("Unknown argument received"));
         }
     };
     if items.is_empty() {
@@ -361,6 +398,8 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Number of filters", int(filter.sub_filters() as u64)),
             ("Number of items inserted", int(filter.len() as u64)),
             ("Number of items deleted", int(settings.deleted)),
+            // The requested bucket size, as RedisBloom reports it; the served one is
+            // ours, last.
             ("Bucket size", int(settings.bucket_size)),
             ("Expansion rate", int(settings.expansion)),
             ("Max iterations", int(settings.max_iterations)),
@@ -372,6 +411,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 "False positive bound",
                 RedisValue::Float(filter.false_positive_bound()),
             ),
+            ("Served bucket size", int(filter.slots())),
         ];
         // The binding's maps are unordered or sorted by key; the order is the reply's.
         raw::reply_with_map(ctx.ctx, fields.len() as _);

@@ -47,7 +47,8 @@ pub static DEFAULT_CAPACITY: AtomicI64 = AtomicI64::new(1024);
 /// Fingerprint bits of new filters: 16 (the library's default; about 0.012% false
 /// positives per full sub-filter) or 8 (half the memory, about 3%).
 pub static FINGERPRINT_BITS: Choice = Choice::new(16, &[8, 16], "must be 8 or 16");
-/// Slots per bucket of new filters when `CF.RESERVE` gives no `BUCKETSIZE`.
+/// Slots per bucket (the served bucket size) of new filters when the command gives no
+/// `BUCKETSIZE`; a given one is served by `commands::served_slots`.
 pub static BUCKET_SIZE: Choice = Choice::new(4, &[4, 8], "must be 4 or 8");
 /// Growth factor of new filters when `CF.RESERVE` gives no `EXPANSION` (0: never grow).
 pub static EXPANSION: AtomicI64 = AtomicI64::new(1);

@@ -55,6 +55,10 @@ impl Filter {
 /// dump header and the digest carry besides the filter itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
+    /// The bucket size the command asked for (RedisBloom's `BUCKETSIZE`, 1 to 255; 2,
+    /// RedisBloom's default, when none was given). It sets the minimum capacity and is
+    /// what `CF.INFO` reports as `Bucket size`; the filter's own slots per bucket (4 or
+    /// 8) are [`CuckooKey::slots`].
     pub bucket_size: u64,
     pub capacity: u64,
     pub max_iterations: u64,
@@ -109,7 +113,8 @@ impl CuckooKey {
     /// A filter for `capacity` items. `EXPANSION` is the growth factor of the next
     /// sub-filter's capacity, 0 meaning never grow (RedisBloom's meaning);
     /// `MAXITERATIONS` bounds the kick path (our BFS takes at most its own bound).
-    pub fn new(settings: Settings, fingerprint_bits: u32) -> Result<Self, BuildError> {
+    /// `slots` is the served bucket size, 4 or 8 (any other value serves 4).
+    pub fn new(settings: Settings, fingerprint_bits: u32, slots: u64) -> Result<Self, BuildError> {
         let capacity = usize::try_from(settings.capacity).unwrap_or(usize::MAX);
         let builder = GrowableCuckooFilter::builder()
             .capacity(capacity)
@@ -120,7 +125,7 @@ impl CuckooKey {
         } else {
             builder
         };
-        let filter = match (fingerprint_bits, settings.bucket_size) {
+        let filter = match (fingerprint_bits, slots) {
             (8, 8) => Filter::Fp8x8(builder.fingerprint::<u8>().slots::<8>().build()?),
             (8, _) => Filter::Fp8x4(builder.fingerprint::<u8>().build()?),
             (_, 8) => Filter::Fp16x8(builder.slots::<8>().build()?),

@@ -241,7 +241,7 @@ fn failed_and_empty_writes_are_not_replicated() {
         0
     );
     assert!(query::<String>(&mut con, &["CF.RESERVE", "full", "100"]).is_err());
-    assert!(query::<String>(&mut con, &["CF.RESERVE", "bad", "100", "BUCKETSIZE", "3"]).is_err());
+    assert!(query::<String>(&mut con, &["CF.RESERVE", "bad", "100", "BUCKETSIZE", "256"]).is_err());
     assert!(query::<String>(&mut con, &["CF.LOADCHUNK", "bad", "1", "not a header"]).is_err());
     assert_eq!(
         replication_offset(&mut con),
@@ -302,9 +302,20 @@ fn an_rdb_of_the_first_module_version_still_loads() {
     let server = Server::start_in(dir, &["--dbfilename", "v0.rdb"]);
     let mut con = server.connection();
     // The same commands now build the very same tables (inserts are deterministic).
+    // Version 0 recorded the served bucket size, 4, where no BUCKETSIZE was given; now
+    // the requested one is recorded (RedisBloom's default, 2), so the reservation that
+    // records the same settings names 4.
     query::<String>(
         &mut con,
-        &["CF.RESERVE", "grown-now", "100", "EXPANSION", "2"],
+        &[
+            "CF.RESERVE",
+            "grown-now",
+            "100",
+            "EXPANSION",
+            "2",
+            "BUCKETSIZE",
+            "4",
+        ],
     )
     .unwrap();
     assert_eq!(add_and_count(&mut con, "grown-now", 300), 300);
