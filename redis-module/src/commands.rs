@@ -424,11 +424,14 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `CF.SCANDUMP key cursor`: `[next cursor, piece]`, and `[0, nil]` after the last
-/// piece. Cursor 0 takes a new snapshot; later cursors read the same one.
+/// piece. Cursor 0 takes a new snapshot; later cursors read the same one. Any
+/// non-negative cursor is answered, as RedisBloom answers it: one past the last piece
+/// is `[0, nil]`, the end that a client's loop stops on, and never an error.
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, cursor] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
+    // RedisBloom refuses only a cursor that is not a non-negative integer.
     let cursor = cursor
         .parse_integer()
         .ok()
@@ -443,7 +446,8 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // A dump starts at cursor 0; one asked to go on without its snapshot (the
         // server restarted, or another dump replaced it) takes a new one, whose chunks a
         // loader refuses if the filter changed in between.
-        if cursor == 0 || dump.is_none() {
+        let kept = dump.is_some();
+        if cursor == 0 || !kept {
             *dump = Some(Dump::of(filter, config::dump_chunk_bytes()));
         }
         let snapshot = dump
@@ -456,11 +460,12 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 RedisValue::StringBuffer(piece.to_vec()),
             ]));
         }
-        if cursor > snapshot.len() {
-            return Err(RedisError::Str(INVALID_POSITION));
+        // Every piece has been sent, or the cursor is past them: the end. A snapshot
+        // kept for a dump in progress stays unless this was its end; one just taken to
+        // answer a stray cursor goes.
+        if cursor == snapshot.len() || !kept {
+            *dump = None;
         }
-        // Every piece has been sent: the snapshot is no longer needed.
-        *dump = None;
         Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
             RedisValue::Null,
@@ -471,7 +476,9 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `CF.LOADCHUNK key cursor data`: takes one piece of a `CF.SCANDUMP`, each with the
 /// cursor it came with. The header (cursor 1) starts a load into an empty key (or
 /// restarts an unfinished one); the key holds the filter once its last chunk is in.
-/// A refused piece changes nothing.
+/// A refused piece changes nothing. Errors are RedisBloom's: `Invalid position` only
+/// for a cursor that is 0 or not an integer, `Couldn't load chunk!` for any chunk the
+/// key does not take (also one at another cursor than the next).
 pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, cursor, data] = &args[..] else {
         return Err(RedisError::WrongArity);
@@ -479,14 +486,20 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let cursor = cursor
         .parse_integer()
         .ok()
-        .and_then(|c| u64::try_from(c).ok())
-        .filter(|&c| c >= HEADER_CURSOR)
+        .filter(|&c| c != 0)
         .ok_or(RedisError::Str(INVALID_POSITION))?;
+    // A negative cursor is no piece's: the load refuses it as out of order.
+    let cursor = u64::try_from(cursor).unwrap_or(0);
     let key = ctx.open_key_writable(key);
     let refused = |error: LoadError| {
         count(&COUNTERS.chunks_refused, 1);
         RedisError::Str(match error {
-            LoadError::InvalidPosition => INVALID_POSITION,
+            LoadError::InvalidPosition => {
+                ctx.log_notice(&format!(
+                    "CF.LOADCHUNK refused a chunk at cursor {cursor}: not the next one"
+                ));
+                BAD_CHUNK
+            }
             LoadError::InvalidHeader => INVALID_HEADER,
             LoadError::BadChunk(why) => {
                 // The reply keeps RedisBloom's words; the log says why.
