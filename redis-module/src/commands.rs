@@ -537,3 +537,31 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
+
+/// `CF.DEBUG key`: RedisBloom's one-line `name:value` summary, in its names and order
+/// (`bktsize` is the requested bucket size, as `CF.INFO`'s `Bucket size`), then ours.
+/// Every figure is kept by the RDB record and the dump, so a reload, a restart or a
+/// replica shows the same line.
+pub fn debug(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    let [_, key] = &args[..] else {
+        return Err(RedisError::WrongArity);
+    };
+    with_read_filter(ctx, key, |filter| {
+        let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
+        let settings = &filter.settings;
+        Ok(RedisValue::BulkString(format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} \
+             expansion:{} served_bktsize:{} fingerprint_bits:{} max_filters:{}",
+            settings.bucket_size,
+            filter.buckets(),
+            filter.len(),
+            settings.deleted,
+            filter.sub_filters(),
+            settings.max_iterations,
+            settings.expansion,
+            filter.slots(),
+            filter.fingerprint_bits(),
+            filter.max_sub_filters(),
+        )))
+    })
+}

@@ -46,6 +46,7 @@ redis_module! {
         ["CF.COUNT", commands::count_item, "readonly fast", 1, 1, 1, ""],
         ["CF.DEL", commands::del, "write fast", 1, 1, 1, ""],
         ["CF.INFO", commands::info, "readonly fast", 1, 1, 1, ""],
+        ["CF.DEBUG", commands::debug, "readonly fast", 1, 1, 1, ""],
         ["CF.SCANDUMP", commands::scandump, "readonly", 1, 1, 1, ""],
         ["CF.LOADCHUNK", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
     ],

@@ -190,6 +190,11 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.sub_filters())
     }
 
+    /// The most sub-filters the filter may have.
+    pub fn max_sub_filters(&self) -> usize {
+        with_filter!(&self.filter, f => f.max_sub_filters())
+    }
+
     /// Whether the filter has every sub-filter it may have.
     pub fn at_sub_filter_limit(&self) -> bool {
         with_filter!(&self.filter, f => f.sub_filters() == f.max_sub_filters())

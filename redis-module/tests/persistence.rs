@@ -7,7 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, add_and_count, count_found, digest, fill_until_refused, query, scratch};
+use common::{
+    Server, add_and_count, count_found, digest, error, fill_until_refused, query, scratch,
+};
 use redis::{Connection, Value};
 
 /// Waits (bounded) until `INFO persistence` no longer shows `field:1`.
@@ -351,4 +353,86 @@ fn an_rdb_of_the_first_module_version_still_loads() {
         redis::from_redis_value(&info[13]).unwrap(),
     );
     assert_eq!((deleted, expansion), (1, 2));
+}
+
+#[test]
+fn cf_debug_is_redisbloom_s_line_and_survives_reload_restart_and_replication() {
+    let dir = scratch("debug");
+    let primary = Server::start_in(dir, &["--dbfilename", "dump.rdb"]);
+    let mut con = primary.connection();
+    query::<String>(
+        &mut con,
+        &[
+            "CF.RESERVE",
+            "d",
+            "100",
+            "BUCKETSIZE",
+            "3",
+            "EXPANSION",
+            "2",
+        ],
+    )
+    .unwrap();
+    assert_eq!(add_and_count(&mut con, "d", 1_000), 1_000);
+    query::<i64>(&mut con, &["CF.DEL", "d", "item:1"]).unwrap();
+    let line: String = query(&mut con, &["CF.DEBUG", "d"]).unwrap();
+    let fields: Vec<(&str, u64)> = line
+        .split(' ')
+        .map(|pair| {
+            let (name, value) = pair.split_once(':').expect("name:value");
+            (name, value.parse().expect("an integer"))
+        })
+        .collect();
+    let names: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            // RedisBloom's, in its order; then ours.
+            "bktsize",
+            "buckets",
+            "items",
+            "deletes",
+            "filters",
+            "max_iterations",
+            "expansion",
+            "served_bktsize",
+            "fingerprint_bits",
+            "max_filters",
+        ]
+    );
+    let value = |name: &str| fields.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(
+        (value("bktsize"), value("items"), value("deletes")),
+        (3, 999, 1)
+    );
+    assert_eq!((value("max_iterations"), value("expansion")), (20, 2));
+    assert_eq!(
+        (value("served_bktsize"), value("fingerprint_bits")),
+        (4, 16)
+    );
+    assert!(value("filters") > 1, "{line}");
+    assert_eq!(error(&mut con, &["CF.DEBUG", "missing"]), "ERR not found");
+    assert!(error(&mut con, &["CF.DEBUG"]).contains("wrong number of arguments"));
+
+    query::<String>(&mut con, &["DEBUG", "RELOAD"]).unwrap();
+    assert_eq!(query::<String>(&mut con, &["CF.DEBUG", "d"]).unwrap(), line);
+    query::<String>(&mut con, &["SAVE"]).unwrap();
+    let primary = primary.restart(&["--dbfilename", "dump.rdb"]);
+    let mut con = primary.connection();
+    assert_eq!(query::<String>(&mut con, &["CF.DEBUG", "d"]).unwrap(), line);
+
+    let replica = Server::start("debug-replica");
+    let mut rcon = replica.connection();
+    query::<String>(
+        &mut rcon,
+        &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
+    )
+    .unwrap();
+    // One more delete after the sync, replicated as a command.
+    query::<i64>(&mut con, &["CF.DEL", "d", "item:2"]).unwrap();
+    let synced: i64 = query(&mut con, &["WAIT", "1", "30000"]).unwrap();
+    assert_eq!(synced, 1, "the replica did not catch up");
+    let now: String = query(&mut con, &["CF.DEBUG", "d"]).unwrap();
+    assert!(now.contains("items:998 deletes:2"), "{now}");
+    assert_eq!(query::<String>(&mut rcon, &["CF.DEBUG", "d"]).unwrap(), now);
 }
