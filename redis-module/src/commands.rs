@@ -2,7 +2,9 @@
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
 use redis_module::key::{RedisKey, RedisKeyWritable};
-use redis_module::{Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue, raw};
+use redis_module::{
+    Context, ContextFlags, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue, raw,
+};
 
 use crate::config::{self, COUNTERS, count, current};
 use crate::dump::{Dump, HEADER_CURSOR, LoadError, PartialLoad};
@@ -27,6 +29,14 @@ fn is(word: &RedisString, name: &str) -> bool {
 /// key's value fails; the binding words it otherwise).
 fn wrong_type(_: RedisError) -> RedisError {
     RedisError::Str(WRONG_TYPE)
+}
+
+/// After a successful write to `key`: replicates the command verbatim and publishes
+/// the module keyspace event `event` (class `d`: `notify-keyspace-events` with `d` or
+/// `A`, and `K` or `E`).
+fn written(ctx: &Context, key: &RedisString, event: &str) {
+    ctx.replicate_verbatim();
+    ctx.notify_keyspace_event(NotifyEvent::MODULE, event, key);
 }
 
 /// Whether the calling client speaks RESP3.
@@ -169,7 +179,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("ERR item exists"));
     }
     create(&key, settings, slots)?;
-    ctx.replicate_verbatim();
+    written(ctx, &args[1], "cf.reserve");
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -216,15 +226,15 @@ fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, Red
 /// `CF.ADD key item` (1) and `CF.ADDNX key item` (1 if added, 0 if probably present),
 /// booleans under RESP3; `Filter is full` if it cannot be added.
 fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+    let [_, name, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key_writable(key);
+    let key = ctx.open_key_writable(name);
     let (filter, existed) = filter_or_create(&key, current(&config::DEFAULT_CAPACITY))?;
     let added = insert_one(filter, item.as_slice(), unique);
     // A created key is a write even when the item then did not fit.
     if added.as_ref().is_ok_and(|&added| added) || !existed {
-        ctx.replicate_verbatim();
+        written(ctx, name, "cf.add");
     }
     Ok(RedisValue::Bool(added?))
 }
@@ -302,7 +312,7 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
     // A created key or any added item is a write; a call that changed nothing is not
     // replicated.
     if changed {
-        ctx.replicate_verbatim();
+        written(ctx, &args[1], "cf.insert");
     }
     Ok(RedisValue::Array(replies))
 }
@@ -369,15 +379,15 @@ pub fn count_item(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `CF.DEL key item`: 1 if one copy was removed, 0 if none (booleans under RESP3);
 /// `Not found` without the key (RedisBloom's words, without `ERR`).
 pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+    let [_, name, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key_writable(key);
+    let key = ctx.open_key_writable(name);
     let filter = write_filter(&key)?.ok_or(RedisError::Str("Not found"))?;
     let removed = filter.remove(item.as_slice());
     if removed {
         count(&COUNTERS.items_deleted, 1);
-        ctx.replicate_verbatim();
+        written(ctx, name, "cf.del");
     }
     Ok(RedisValue::Bool(removed))
 }
@@ -525,7 +535,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                     Some(filter) => KeyValue::Ready(filter),
                     None => {
                         count(&COUNTERS.chunks_loaded, 1);
-                        ctx.replicate_verbatim();
+                        written(ctx, &args[1], "cf.loadchunk");
                         return Ok(RedisValue::SimpleStringStatic("OK"));
                     }
                 }
@@ -534,7 +544,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     };
     key.set_value(&CUCKOO_TYPE, loaded).map_err(wrong_type)?;
     count(&COUNTERS.chunks_loaded, 1);
-    ctx.replicate_verbatim();
+    written(ctx, &args[1], "cf.loadchunk");
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
