@@ -6,13 +6,17 @@ use redis_module::{
     Context, ContextFlags, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue, raw,
 };
 
+use concurrent_cuckoo_filter::BuildError;
+
 use crate::config::{self, COUNTERS, count, current};
 use crate::dump::{Dump, HEADER_CURSOR, LoadError, PartialLoad};
 use crate::native::CUCKOO_TYPE;
-use crate::value::{CuckooKey, KeyValue, Settings};
+use crate::value::{CreateError, CuckooKey, KeyValue, Settings};
 
 const FULL: &str = "Filter is full";
 const MAX_EXPANSIONS: &str = "Maximum expansions reached";
+const MAX_EXPANSIONS_FOR_MEMORY: &str = "Maximum expansions reached: another sub-filter would pass \
+     cuckoofilter.max-filter-bytes";
 const NOT_FOUND: &str = "ERR not found";
 const LOADING: &str = "ERR the filter is still being loaded with CF.LOADCHUNK";
 const INVALID_POSITION: &str = "Invalid position";
@@ -98,11 +102,22 @@ fn default_settings(capacity: u64) -> Settings {
     }
 }
 
-/// Makes `key` a new filter of `slots` slots per bucket.
+/// Makes `key` a new filter of `slots` slots per bucket, within
+/// `cuckoofilter.max-filter-bytes`.
 fn create(key: &RedisKeyWritable, settings: Settings, slots: u64) -> Result<(), RedisError> {
     let bits = config::FINGERPRINT_BITS.get() as u32;
-    let filter = CuckooKey::new(settings, bits, slots)
-        .map_err(|_| RedisError::Str("ERR Could not create filter"))?;
+    let limit = current(&config::MAX_FILTER_BYTES);
+    let filter = CuckooKey::new(settings, bits, slots, limit).map_err(|error| match error {
+        // RedisBloom's words for a filter it cannot allocate, then why.
+        CreateError::OverLimit { needed } => RedisError::String(format!(
+            "ERR Insufficient memory to create filter: its table needs {needed} bytes, \
+             more than cuckoofilter.max-filter-bytes ({limit})"
+        )),
+        CreateError::Build(BuildError::TooLarge | BuildError::OutOfMemory) => {
+            RedisError::Str("ERR Insufficient memory to create filter")
+        }
+        CreateError::Build(_) => RedisError::Str("ERR Could not create filter"),
+    })?;
     key.set_value(&CUCKOO_TYPE, KeyValue::Ready(filter))
         .map_err(wrong_type)?;
     count(&COUNTERS.filters_created, 1);
@@ -218,7 +233,11 @@ fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, Red
             // A filter that may grow but has all its sub-filters says so, as RedisBloom
             // does; one made never to grow (EXPANSION 0) is simply full.
             let limit = filter.settings.expansion > 0 && filter.at_sub_filter_limit();
-            Err(RedisError::Str(if limit { MAX_EXPANSIONS } else { FULL }))
+            Err(RedisError::Str(match limit {
+                true if filter.bounded_by_memory() => MAX_EXPANSIONS_FOR_MEMORY,
+                true => MAX_EXPANSIONS,
+                false => FULL,
+            }))
         }
     }
 }

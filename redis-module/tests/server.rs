@@ -682,3 +682,85 @@ fn insert_options_are_checked_before_the_key() {
     );
     assert_eq!(query::<i64>(&mut con, &["EXISTS", "missing"]).unwrap(), 0);
 }
+
+#[test]
+fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
+    let server = Server::start("memory-limit");
+    let mut con = server.connection();
+    let limit: Vec<String> = query(
+        &mut con,
+        &["CONFIG", "GET", "cuckoofilter.max-filter-bytes"],
+    )
+    .unwrap();
+    assert_eq!(limit[1], (128u64 << 20).to_string());
+    for args in [
+        &["CF.RESERVE", "k", "100000000000000"][..],
+        &[
+            "CF.RESERVE",
+            "k",
+            "1000000000",
+            "BUCKETSIZE",
+            "255",
+            "EXPANSION",
+            "32768",
+        ],
+        &[
+            "CF.INSERT",
+            "k",
+            "CAPACITY",
+            "100000000000000",
+            "ITEMS",
+            "x",
+        ],
+    ] {
+        let refused = error(&mut con, args);
+        assert!(
+            refused.starts_with("ERR Insufficient memory to create filter")
+                && refused.contains("cuckoofilter.max-filter-bytes"),
+            "{args:?}: {refused}"
+        );
+        assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+    }
+    assert_eq!(query::<i64>(&mut con, &["EXISTS", "k"]).unwrap(), 0);
+    // Just under the limit: 60 M items of 2 bytes at 95% load is about 126 MB.
+    query::<String>(
+        &mut con,
+        &["CF.RESERVE", "big", "60000000", "EXPANSION", "0"],
+    )
+    .unwrap();
+    query::<i64>(&mut con, &["DEL", "big"]).unwrap();
+
+    // A small limit: the first table (4,000 items: 8,424 bytes) fits, and with doubling
+    // three sub-filters do (59 KB), a fourth would not.
+    query::<String>(
+        &mut con,
+        &["CONFIG", "SET", "cuckoofilter.max-filter-bytes", "65536"],
+    )
+    .unwrap();
+    query::<String>(&mut con, &["CF.RESERVE", "g", "4000", "EXPANSION", "2"]).unwrap();
+    let line: String = query(&mut con, &["CF.DEBUG", "g"]).unwrap();
+    assert!(line.ends_with("max_filters:3"), "{line}");
+    let (added, refusal) = fill_until_refused(&mut con, "g", 100_000);
+    assert_eq!(
+        refusal,
+        "Maximum expansions reached: another sub-filter would pass \
+         cuckoofilter.max-filter-bytes"
+    );
+    assert!(added > 4_000 + 8_000, "{added} items before the limit");
+    let full = digest(&mut con, "g");
+    // The refused item again: still refused, nothing allocated or changed.
+    let refused = format!("i{added}");
+    assert_eq!(error(&mut con, &["CF.ADD", "g", &refused]), refusal);
+    assert_eq!(digest(&mut con, "g"), full, "a refused add changed the key");
+    let (_, values) = info(&mut con, "g");
+    assert_eq!(values[2], 3., "sub-filters");
+    let usage: i64 = query(&mut con, &["MEMORY", "USAGE", "g"]).unwrap();
+    assert!(usage < 2 * 65536, "MEMORY USAGE {usage}");
+    // The same reservation that no longer fits is refused, and the server stays up.
+    assert!(
+        error(&mut con, &["CF.RESERVE", "h", "40000"])
+            .starts_with("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(query::<i64>(&mut con, &["EXISTS", "h"]).unwrap(), 0);
+    assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+}
