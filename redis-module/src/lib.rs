@@ -13,6 +13,7 @@
 mod alloc;
 mod commands;
 mod config;
+mod docs;
 mod dump;
 mod native;
 mod value;
@@ -75,10 +76,15 @@ redis_module! {
     ]
 }
 
-/// Registers the module's `INFO` section (`INFO cuckoofilter`). The binding registers
+/// Registers the module's `INFO` section (`INFO cuckoofilter`) and the commands'
+/// `COMMAND DOCS`. The binding registers
 /// a handler of its own first; Redis keeps the last one registered.
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     raw::register_info_function(ctx.ctx, Some(info_section));
+    if let Err(error) = docs::register(ctx) {
+        ctx.log_warning(&format!("{error}"));
+        return Status::Err;
+    }
     Status::Ok
 }
 

@@ -764,3 +764,93 @@ fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
     assert_eq!(query::<i64>(&mut con, &["EXISTS", "h"]).unwrap(), 0);
     assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
 }
+
+/// Every string and integer of a reply, depth first, as text.
+fn flatten(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Array(items) | Value::Set(items) => items.iter().for_each(|v| flatten(v, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+            flatten(k, out);
+            flatten(v, out);
+        }),
+        Value::Int(n) => out.push(n.to_string()),
+        other => out.push(redis::from_redis_value(other).unwrap_or_default()),
+    }
+}
+
+#[test]
+fn command_docs_and_info_describe_each_command() {
+    let server = Server::start("docs");
+    let mut con = server.connection();
+    let docs = |con: &mut Connection, command: &str| -> Vec<String> {
+        let mut words = Vec::new();
+        flatten(
+            &query(con, &["COMMAND", "DOCS", command]).unwrap(),
+            &mut words,
+        );
+        words
+    };
+    // The argument names, in order, follow "arguments".
+    let names = |words: &[String]| -> Vec<String> {
+        let start = words
+            .iter()
+            .position(|w| w == "arguments")
+            .expect("arguments");
+        words[start..]
+            .windows(2)
+            .filter(|pair| pair[0] == "name")
+            .map(|pair| pair[1].clone())
+            .collect()
+    };
+    let add = docs(&mut con, "CF.ADD");
+    assert!(
+        add.contains(&"Adds an item to a cuckoo filter".to_string()),
+        "{add:?}"
+    );
+    assert_eq!(names(&add), ["key", "item"]);
+    let insert = docs(&mut con, "CF.INSERT");
+    assert_eq!(names(&insert), ["key", "capacity", "nocreate", "item"]);
+    for token in ["CAPACITY", "NOCREATE", "ITEMS"] {
+        assert!(insert.contains(&token.to_string()), "{token}: {insert:?}");
+    }
+    let reserve = docs(&mut con, "CF.RESERVE");
+    assert_eq!(
+        names(&reserve),
+        [
+            "key",
+            "capacity",
+            "bucketsize",
+            "maxiterations",
+            "expansion"
+        ]
+    );
+    let every = [
+        ("CF.RESERVE", -3),
+        ("CF.ADD", 3),
+        ("CF.ADDNX", 3),
+        ("CF.INSERT", -4),
+        ("CF.INSERTNX", -4),
+        ("CF.EXISTS", 3),
+        ("CF.MEXISTS", -3),
+        ("CF.COUNT", 3),
+        ("CF.DEL", 3),
+        ("CF.INFO", 2),
+        ("CF.DEBUG", 2),
+        ("CF.SCANDUMP", 3),
+        ("CF.LOADCHUNK", 4),
+    ];
+    for (command, arity) in every {
+        let words = docs(&mut con, command);
+        assert!(
+            names(&words).first().is_some_and(|n| n == "key"),
+            "{command}: {words:?}"
+        );
+        let info: Vec<Value> = query(&mut con, &["COMMAND", "INFO", command]).unwrap();
+        let Value::Array(fields) = &info[0] else {
+            panic!("COMMAND INFO {command}: {info:?}");
+        };
+        assert_eq!(fields[1], Value::Int(arity), "{command}");
+    }
+    // The server checks the arity now; the error is the same.
+    assert!(error(&mut con, &["CF.ADD", "f"]).contains("wrong number of arguments"));
+}
