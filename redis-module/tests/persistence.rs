@@ -304,6 +304,18 @@ fn an_rdb_of_the_first_module_version_still_loads() {
     let server = Server::start_in(dir, &["--dbfilename", "v0.rdb"]);
     let mut con = server.connection();
     // The same commands now build the very same tables (inserts are deterministic).
+    // The first version had no per-filter memory limit, so every filter could grow to 32
+    // sub-filters; under the default limit a doubling filter of 100 may have fewer.
+    query::<String>(
+        &mut con,
+        &[
+            "CONFIG",
+            "SET",
+            "cuckoofilter.max-filter-bytes",
+            "1099511627776",
+        ],
+    )
+    .unwrap();
     // Version 0 recorded the served bucket size, 4, where no BUCKETSIZE was given; now
     // the requested one is recorded (RedisBloom's default, 2), so the reservation that
     // records the same settings names 4.
