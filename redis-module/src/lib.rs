@@ -5,7 +5,7 @@
 //! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
-//! counters in `config.rs`, the native type's callbacks (RDB, AOF, free, memory,
+//! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
 //! copy, digest) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
