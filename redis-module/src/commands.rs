@@ -2,15 +2,21 @@
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
 use redis_module::key::{RedisKey, RedisKeyWritable};
-use redis_module::{Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue, raw};
+use redis_module::{
+    Context, ContextFlags, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue, raw,
+};
+
+use concurrent_cuckoo_filter::BuildError;
 
 use crate::config::{self, COUNTERS, count, current};
 use crate::dump::{Dump, HEADER_CURSOR, LoadError, PartialLoad};
 use crate::native::CUCKOO_TYPE;
-use crate::value::{CuckooKey, KeyValue, Settings};
+use crate::value::{CreateError, CuckooKey, KeyValue, Settings};
 
 const FULL: &str = "Filter is full";
 const MAX_EXPANSIONS: &str = "Maximum expansions reached";
+const MAX_EXPANSIONS_FOR_MEMORY: &str = "Maximum expansions reached: another sub-filter would pass \
+     cuckoofilter.max-filter-bytes";
 const NOT_FOUND: &str = "ERR not found";
 const LOADING: &str = "ERR the filter is still being loaded with CF.LOADCHUNK";
 const INVALID_POSITION: &str = "Invalid position";
@@ -23,17 +29,18 @@ fn is(word: &RedisString, name: &str) -> bool {
     word.as_slice().eq_ignore_ascii_case(name.as_bytes())
 }
 
-/// An option's value: a non-negative integer, or the given error.
-fn number(value: Option<&RedisString>, error: &'static str) -> Result<u64, RedisError> {
-    value
-        .and_then(|v| v.parse_unsigned_integer().ok())
-        .ok_or(RedisError::Str(error))
-}
-
 /// Redis's own `WRONGTYPE` reply for a key of another type (the only way reading a
 /// key's value fails; the binding words it otherwise).
 fn wrong_type(_: RedisError) -> RedisError {
     RedisError::Str(WRONG_TYPE)
+}
+
+/// After a successful write to `key`: replicates the command verbatim and publishes
+/// the module keyspace event `event` (class `d`: `notify-keyspace-events` with `d` or
+/// `A`, and `K` or `E`).
+fn written(ctx: &Context, key: &RedisString, event: &str) {
+    ctx.replicate_verbatim();
+    ctx.notify_keyspace_event(NotifyEvent::MODULE, event, key);
 }
 
 /// Whether the calling client speaks RESP3.
@@ -70,10 +77,24 @@ fn write_filter(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisE
     }
 }
 
-/// The settings a new filter takes where a command gives none: the module's configs.
+/// RedisBloom's default bucket size: what a command that names none asks for, and so
+/// the one its minimum capacity (2 x 2) follows.
+const DEFAULT_BUCKET_SIZE: u64 = 2;
+
+/// The slots per bucket (4 or 8, this filter's geometries) that serve a requested
+/// `BUCKETSIZE` (1 to 255): the fewest of ours that hold at least the requested number
+/// of fingerprints per bucket, so a filter reaches at least the load the request asked
+/// for before it grows; 8, our largest, above 8. Fewer slots where they suffice: the
+/// false-positive bound grows with them (2 x slots / 2^bits), so 1 or 2 get 4, not 8.
+pub fn served_slots(requested: u64) -> u64 {
+    if requested <= 4 { 4 } else { 8 }
+}
+
+/// The settings a new filter takes where a command gives none: the module's configs,
+/// and RedisBloom's default bucket size as the requested one.
 fn default_settings(capacity: u64) -> Settings {
     Settings {
-        bucket_size: config::BUCKET_SIZE.get() as u64,
+        bucket_size: DEFAULT_BUCKET_SIZE,
         capacity,
         max_iterations: current(&config::MAX_ITERATIONS),
         expansion: current(&config::EXPANSION),
@@ -81,18 +102,50 @@ fn default_settings(capacity: u64) -> Settings {
     }
 }
 
-fn create(key: &RedisKeyWritable, settings: Settings) -> Result<(), RedisError> {
+/// Makes `key` a new filter of `slots` slots per bucket, within
+/// `cuckoofilter.max-filter-bytes`.
+fn create(key: &RedisKeyWritable, settings: Settings, slots: u64) -> Result<(), RedisError> {
     let bits = config::FINGERPRINT_BITS.get() as u32;
-    let filter = CuckooKey::new(settings, bits)
-        .map_err(|_| RedisError::Str("ERR Could not create filter"))?;
+    let limit = current(&config::MAX_FILTER_BYTES);
+    let filter = CuckooKey::new(settings, bits, slots, limit).map_err(|error| match error {
+        // RedisBloom's words for a filter it cannot allocate, then why.
+        CreateError::OverLimit { needed } => RedisError::String(format!(
+            "ERR Insufficient memory to create filter: its table needs {needed} bytes, \
+             more than cuckoofilter.max-filter-bytes ({limit})"
+        )),
+        CreateError::Build(BuildError::TooLarge | BuildError::OutOfMemory) => {
+            RedisError::Str("ERR Insufficient memory to create filter")
+        }
+        CreateError::Build(_) => RedisError::Str("ERR Could not create filter"),
+    })?;
     key.set_value(&CUCKOO_TYPE, KeyValue::Ready(filter))
         .map_err(wrong_type)?;
     count(&COUNTERS.filters_created, 1);
     Ok(())
 }
 
-/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`. The
-/// options are checked before the key, as RedisBloom does.
+/// An option's value: an integer (else `parse_error`) within `range` (else
+/// `range_error`), as RedisBloom parses and words them.
+fn option_value(
+    value: Option<&RedisString>,
+    parse_error: &'static str,
+    range: std::ops::RangeInclusive<i64>,
+    range_error: &'static str,
+) -> Result<u64, RedisError> {
+    let value = value
+        .and_then(|v| v.parse_integer().ok())
+        .ok_or(RedisError::Str(parse_error))?;
+    if !range.contains(&value) {
+        return Err(RedisError::Str(range_error));
+    }
+    Ok(value as u64)
+}
+
+const CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
+
+/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`, with
+/// RedisBloom 2.8's ranges and words. The options are checked before the key, as
+/// RedisBloom does.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
@@ -101,29 +154,31 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .parse_integer()
         .map_err(|_| RedisError::Str("Bad capacity"))?;
     let mut settings = default_settings(0);
+    let mut slots = config::BUCKET_SIZE.get() as u64;
     for pair in args[3..].chunks(2) {
         let value = pair.get(1);
         if is(&pair[0], "BUCKETSIZE") {
-            settings.bucket_size = number(value, "Couldn't parse BUCKETSIZE")?;
-            if !matches!(settings.bucket_size, 4 | 8) {
-                return Err(RedisError::Str(
-                    "ERR BUCKETSIZE must be 4 or 8 (this filter's bucket geometries)",
-                ));
-            }
+            settings.bucket_size = option_value(
+                value,
+                "Couldn't parse BUCKETSIZE",
+                1..=255,
+                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+            )?;
+            slots = served_slots(settings.bucket_size);
         } else if is(&pair[0], "MAXITERATIONS") {
-            settings.max_iterations = number(value, "Couldn't parse MAXITERATIONS")?;
-            if !(1..=65535).contains(&settings.max_iterations) {
-                return Err(RedisError::Str(
-                    "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
-                ));
-            }
+            settings.max_iterations = option_value(
+                value,
+                "Couldn't parse MAXITERATIONS",
+                1..=65535,
+                "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+            )?;
         } else if is(&pair[0], "EXPANSION") {
-            settings.expansion = number(value, "Couldn't parse EXPANSION")?;
-            if settings.expansion > 32768 {
-                return Err(RedisError::Str(
-                    "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
-                ));
-            }
+            settings.expansion = option_value(
+                value,
+                "Couldn't parse EXPANSION",
+                0..=32768,
+                "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+            )?;
         } else {
             // RedisBloom ignores a word it does not know; a misspelt option is refused
             // here instead of silently taking the default.
@@ -131,17 +186,15 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
     }
     if capacity < 2 * settings.bucket_size as i64 {
-        return Err(RedisError::Str(
-            "Capacity must be at least (BucketSize * 2)",
-        ));
+        return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
     settings.capacity = capacity as u64;
     let key = ctx.open_key_writable(&args[1]);
     if write_value(&key)?.is_some() {
         return Err(RedisError::Str("ERR item exists"));
     }
-    create(&key, settings)?;
-    ctx.replicate_verbatim();
+    create(&key, settings, slots)?;
+    written(ctx, &args[1], "cf.reserve");
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -154,7 +207,11 @@ fn filter_or_create(
     if let Some(filter) = write_filter(key)? {
         return Ok((filter, true));
     }
-    create(key, default_settings(capacity))?;
+    create(
+        key,
+        default_settings(capacity),
+        config::BUCKET_SIZE.get() as u64,
+    )?;
     let filter = write_filter(key)?.ok_or(RedisError::Str("ERR Could not create filter"))?;
     Ok((filter, false))
 }
@@ -176,7 +233,11 @@ fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, Red
             // A filter that may grow but has all its sub-filters says so, as RedisBloom
             // does; one made never to grow (EXPANSION 0) is simply full.
             let limit = filter.settings.expansion > 0 && filter.at_sub_filter_limit();
-            Err(RedisError::Str(if limit { MAX_EXPANSIONS } else { FULL }))
+            Err(RedisError::Str(match limit {
+                true if filter.bounded_by_memory() => MAX_EXPANSIONS_FOR_MEMORY,
+                true => MAX_EXPANSIONS,
+                false => FULL,
+            }))
         }
     }
 }
@@ -184,15 +245,15 @@ fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, Red
 /// `CF.ADD key item` (1) and `CF.ADDNX key item` (1 if added, 0 if probably present),
 /// booleans under RESP3; `Filter is full` if it cannot be added.
 fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+    let [_, name, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key_writable(key);
+    let key = ctx.open_key_writable(name);
     let (filter, existed) = filter_or_create(&key, current(&config::DEFAULT_CAPACITY))?;
     let added = insert_one(filter, item.as_slice(), unique);
     // A created key is a write even when the item then did not fit.
     if added.as_ref().is_ok_and(|&added| added) || !existed {
-        ctx.replicate_verbatim();
+        written(ctx, name, "cf.add");
     }
     Ok(RedisValue::Bool(added?))
 }
@@ -223,17 +284,22 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
         if is(word, "ITEMS") {
             break &args[position + 1..];
         } else if is(word, "CAPACITY") {
-            capacity = args
-                .get(position + 1)
-                .and_then(|v| v.parse_unsigned_integer().ok())
-                .filter(|&c| c > 0)
-                .ok_or(RedisError::Str("Bad capacity"))?;
+            let value = args.get(position + 1).ok_or(RedisError::WrongArity)?;
+            let value = value
+                .parse_integer()
+                .map_err(|_| RedisError::Str("Bad capacity"))?;
+            // The filter CF.INSERT makes asks for RedisBloom's default bucket size, and
+            // so has its minimum capacity; checked before the key, as RedisBloom does.
+            if value < 2 * DEFAULT_BUCKET_SIZE as i64 {
+                return Err(RedisError::Str(CAPACITY_TOO_SMALL));
+            }
+            capacity = value as u64;
             position += 2;
         } else if is(word, "NOCREATE") {
             create_missing = false;
             position += 1;
         } else {
-            return Err(RedisError::Str("ERR syntax error"));
+            return Err(RedisError::Str("Unknown argument received"));
         }
     };
     if items.is_empty() {
@@ -265,7 +331,7 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
     // A created key or any added item is a write; a call that changed nothing is not
     // replicated.
     if changed {
-        ctx.replicate_verbatim();
+        written(ctx, &args[1], "cf.insert");
     }
     Ok(RedisValue::Array(replies))
 }
@@ -332,15 +398,15 @@ pub fn count_item(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `CF.DEL key item`: 1 if one copy was removed, 0 if none (booleans under RESP3);
 /// `Not found` without the key (RedisBloom's words, without `ERR`).
 pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+    let [_, name, item] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key_writable(key);
+    let key = ctx.open_key_writable(name);
     let filter = write_filter(&key)?.ok_or(RedisError::Str("Not found"))?;
     let removed = filter.remove(item.as_slice());
     if removed {
         count(&COUNTERS.items_deleted, 1);
-        ctx.replicate_verbatim();
+        written(ctx, name, "cf.del");
     }
     Ok(RedisValue::Bool(removed))
 }
@@ -361,6 +427,8 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Number of filters", int(filter.sub_filters() as u64)),
             ("Number of items inserted", int(filter.len() as u64)),
             ("Number of items deleted", int(settings.deleted)),
+            // The requested bucket size, as RedisBloom reports it; the served one is
+            // ours, last.
             ("Bucket size", int(settings.bucket_size)),
             ("Expansion rate", int(settings.expansion)),
             ("Max iterations", int(settings.max_iterations)),
@@ -372,6 +440,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 "False positive bound",
                 RedisValue::Float(filter.false_positive_bound()),
             ),
+            ("Served bucket size", int(filter.slots())),
         ];
         // The binding's maps are unordered or sorted by key; the order is the reply's.
         raw::reply_with_map(ctx.ctx, fields.len() as _);
@@ -384,11 +453,14 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `CF.SCANDUMP key cursor`: `[next cursor, piece]`, and `[0, nil]` after the last
-/// piece. Cursor 0 takes a new snapshot; later cursors read the same one.
+/// piece. Cursor 0 takes a new snapshot; later cursors read the same one. Any
+/// non-negative cursor is answered, as RedisBloom answers it: one past the last piece
+/// is `[0, nil]`, the end that a client's loop stops on, and never an error.
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, cursor] = &args[..] else {
         return Err(RedisError::WrongArity);
     };
+    // RedisBloom refuses only a cursor that is not a non-negative integer.
     let cursor = cursor
         .parse_integer()
         .ok()
@@ -403,7 +475,8 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // A dump starts at cursor 0; one asked to go on without its snapshot (the
         // server restarted, or another dump replaced it) takes a new one, whose chunks a
         // loader refuses if the filter changed in between.
-        if cursor == 0 || dump.is_none() {
+        let kept = dump.is_some();
+        if cursor == 0 || !kept {
             *dump = Some(Dump::of(filter, config::dump_chunk_bytes()));
         }
         let snapshot = dump
@@ -416,11 +489,12 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 RedisValue::StringBuffer(piece.to_vec()),
             ]));
         }
-        if cursor > snapshot.len() {
-            return Err(RedisError::Str(INVALID_POSITION));
+        // Every piece has been sent, or the cursor is past them: the end. A snapshot
+        // kept for a dump in progress stays unless this was its end; one just taken to
+        // answer a stray cursor goes.
+        if cursor == snapshot.len() || !kept {
+            *dump = None;
         }
-        // Every piece has been sent: the snapshot is no longer needed.
-        *dump = None;
         Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
             RedisValue::Null,
@@ -431,7 +505,9 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `CF.LOADCHUNK key cursor data`: takes one piece of a `CF.SCANDUMP`, each with the
 /// cursor it came with. The header (cursor 1) starts a load into an empty key (or
 /// restarts an unfinished one); the key holds the filter once its last chunk is in.
-/// A refused piece changes nothing.
+/// A refused piece changes nothing. Errors are RedisBloom's: `Invalid position` only
+/// for a cursor that is 0 or not an integer, `Couldn't load chunk!` for any chunk the
+/// key does not take (also one at another cursor than the next).
 pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let [_, key, cursor, data] = &args[..] else {
         return Err(RedisError::WrongArity);
@@ -439,14 +515,20 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let cursor = cursor
         .parse_integer()
         .ok()
-        .and_then(|c| u64::try_from(c).ok())
-        .filter(|&c| c >= HEADER_CURSOR)
+        .filter(|&c| c != 0)
         .ok_or(RedisError::Str(INVALID_POSITION))?;
+    // A negative cursor is no piece's: the load refuses it as out of order.
+    let cursor = u64::try_from(cursor).unwrap_or(0);
     let key = ctx.open_key_writable(key);
     let refused = |error: LoadError| {
         count(&COUNTERS.chunks_refused, 1);
         RedisError::Str(match error {
-            LoadError::InvalidPosition => INVALID_POSITION,
+            LoadError::InvalidPosition => {
+                ctx.log_notice(&format!(
+                    "CF.LOADCHUNK refused a chunk at cursor {cursor}: not the next one"
+                ));
+                BAD_CHUNK
+            }
             LoadError::InvalidHeader => INVALID_HEADER,
             LoadError::BadChunk(why) => {
                 // The reply keeps RedisBloom's words; the log says why.
@@ -472,7 +554,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                     Some(filter) => KeyValue::Ready(filter),
                     None => {
                         count(&COUNTERS.chunks_loaded, 1);
-                        ctx.replicate_verbatim();
+                        written(ctx, &args[1], "cf.loadchunk");
                         return Ok(RedisValue::SimpleStringStatic("OK"));
                     }
                 }
@@ -481,6 +563,34 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     };
     key.set_value(&CUCKOO_TYPE, loaded).map_err(wrong_type)?;
     count(&COUNTERS.chunks_loaded, 1);
-    ctx.replicate_verbatim();
+    written(ctx, &args[1], "cf.loadchunk");
     Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// `CF.DEBUG key`: RedisBloom's one-line `name:value` summary, in its names and order
+/// (`bktsize` is the requested bucket size, as `CF.INFO`'s `Bucket size`), then ours.
+/// Every figure is kept by the RDB record and the dump, so a reload, a restart or a
+/// replica shows the same line.
+pub fn debug(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    let [_, key] = &args[..] else {
+        return Err(RedisError::WrongArity);
+    };
+    with_read_filter(ctx, key, |filter| {
+        let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
+        let settings = &filter.settings;
+        Ok(RedisValue::BulkString(format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} \
+             expansion:{} served_bktsize:{} fingerprint_bits:{} max_filters:{}",
+            settings.bucket_size,
+            filter.buckets(),
+            filter.len(),
+            settings.deleted,
+            filter.sub_filters(),
+            settings.max_iterations,
+            settings.expansion,
+            filter.slots(),
+            filter.fingerprint_bits(),
+            filter.max_sub_filters(),
+        )))
+    })
 }

@@ -47,12 +47,17 @@ pub static DEFAULT_CAPACITY: AtomicI64 = AtomicI64::new(1024);
 /// Fingerprint bits of new filters: 16 (the library's default; about 0.012% false
 /// positives per full sub-filter) or 8 (half the memory, about 3%).
 pub static FINGERPRINT_BITS: Choice = Choice::new(16, &[8, 16], "must be 8 or 16");
-/// Slots per bucket of new filters when `CF.RESERVE` gives no `BUCKETSIZE`.
+/// Slots per bucket (the served bucket size) of new filters when the command gives no
+/// `BUCKETSIZE`; a given one is served by `commands::served_slots`.
 pub static BUCKET_SIZE: Choice = Choice::new(4, &[4, 8], "must be 4 or 8");
 /// Growth factor of new filters when `CF.RESERVE` gives no `EXPANSION` (0: never grow).
 pub static EXPANSION: AtomicI64 = AtomicI64::new(1);
 /// Kick path bound of new filters when `CF.RESERVE` gives no `MAXITERATIONS`.
 pub static MAX_ITERATIONS: AtomicI64 = AtomicI64::new(20);
+/// The most table bytes one filter may take, its sub-filters together (128 MiB):
+/// `CF.RESERVE`/`CF.INSERT`/`CF.ADD` refuse a filter whose first table would pass it,
+/// and a new filter adds no sub-filter past it. Fixed into each filter when it is made.
+pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(128 << 20);
 /// Largest piece `CF.SCANDUMP` answers, and the AOF rewrite writes per command.
 pub static DUMP_CHUNK_BYTES: AtomicI64 = AtomicI64::new(4 << 20);
 
@@ -62,6 +67,7 @@ pub const CAPACITY_RANGE: (i64, i64) = (1, 1 << 40);
 pub const EXPANSION_RANGE: (i64, i64) = (0, 32768);
 pub const MAX_ITERATIONS_RANGE: (i64, i64) = (1, 65535);
 pub const DUMP_CHUNK_RANGE: (i64, i64) = (4096, 512 << 20);
+pub const MAX_FILTER_BYTES_RANGE: (i64, i64) = (1024, i64::MAX);
 
 /// A config's current value as an unsigned count (each one's range is non-negative).
 pub fn current(config: &AtomicI64) -> u64 {

@@ -15,7 +15,7 @@
 //! | 4 | 1 | version: 1 |
 //! | 5 | 1 | fingerprint bits: 8 or 16 |
 //! | 6 | 2 | reserved: 0 |
-//! | 8 | 40 | bucket size, capacity, max iterations, expansion, deleted count (u64 each) |
+//! | 8 | 40 | requested bucket size, capacity, max iterations, expansion, deleted count (u64 each) |
 //! | 48 | 4 | dump identity: the CRC-32 that ends the filter's encoding (and that every chunk repeats) |
 //! | 52 | 4 | reserved: 0 |
 //! | 56 | 8 | length of the filter's encoding |
@@ -72,7 +72,9 @@ impl Header {
         let settings = Settings::from_array(std::array::from_fn(|i| u64_at(8 + 8 * i)));
         let fingerprint_bits = u32::from(body[5]);
         let valid = matches!(fingerprint_bits, 8 | 16)
-            && matches!(settings.bucket_size, 4 | 8)
+            // The requested bucket size, RedisBloom's range (versions before it was
+            // kept apart from the served one wrote 4 or 8, inside it).
+            && (1..=255).contains(&settings.bucket_size)
             && u32_at(52) == 0;
         valid.then(|| Self {
             settings,
@@ -219,7 +221,6 @@ impl PartialLoad {
             CuckooKey::from_parts(self.header.settings, encoding).map_err(LoadError::BadChunk)?;
         if encoding.len() as u64 != self.header.encoding_len
             || key.fingerprint_bits() != self.header.fingerprint_bits
-            || key.settings.bucket_size != key.slots()
         {
             return Err(LoadError::BadChunk(DecodeError::InvalidHeader(
                 "the dump's header does not describe its filter",

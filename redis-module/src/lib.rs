@@ -5,7 +5,7 @@
 //! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
-//! counters in `config.rs`, the native type's callbacks (RDB, AOF, free, memory,
+//! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
 //! copy, digest) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
@@ -13,6 +13,7 @@
 mod alloc;
 mod commands;
 mod config;
+mod docs;
 mod dump;
 mod native;
 mod value;
@@ -20,13 +21,14 @@ mod value;
 use redis_module::configuration::ConfigurationFlags;
 use std::os::raw::c_int;
 
-use redis_module::{Context, InfoContext, RedisString, Status, raw, redis_module};
+use redis_module::{AclCategory, Context, InfoContext, RedisString, Status, raw, redis_module};
 
 pub use native::CUCKOO_TYPE;
 
 use config::{
     BUCKET_SIZE, CAPACITY_RANGE, DEFAULT_CAPACITY, DUMP_CHUNK_BYTES, DUMP_CHUNK_RANGE, EXPANSION,
-    EXPANSION_RANGE, FINGERPRINT_BITS, MAX_ITERATIONS, MAX_ITERATIONS_RANGE,
+    EXPANSION_RANGE, FINGERPRINT_BITS, MAX_FILTER_BYTES, MAX_FILTER_BYTES_RANGE, MAX_ITERATIONS,
+    MAX_ITERATIONS_RANGE,
 };
 
 redis_module! {
@@ -34,20 +36,28 @@ redis_module! {
     version: 1,
     allocator: (alloc::AlignedRedisAlloc, alloc::AlignedRedisAlloc),
     data_types: [CUCKOO_TYPE],
+    // `@cuckoo` holds every command, and each is also in `@read` or `@write` and `@fast`
+    // or `@slow` as its flags say (neither Redis nor Valkey derives a module command's
+    // categories from its flags). Redis 7.4+ and Valkey 8+ only: an older server logs a
+    // warning and loads the module without them (optional categories, last column).
+    acl_categories: [
+        "cuckoo",
+    ],
     init: init,
     commands: [
-        ["CF.RESERVE", commands::reserve, "write deny-oom", 1, 1, 1, ""],
-        ["CF.ADD", commands::add, "write deny-oom", 1, 1, 1, ""],
-        ["CF.ADDNX", commands::add_nx, "write deny-oom", 1, 1, 1, ""],
-        ["CF.INSERT", commands::insert, "write deny-oom", 1, 1, 1, ""],
-        ["CF.INSERTNX", commands::insert_nx, "write deny-oom", 1, 1, 1, ""],
-        ["CF.EXISTS", commands::exists, "readonly fast", 1, 1, 1, ""],
-        ["CF.MEXISTS", commands::mexists, "readonly fast", 1, 1, 1, ""],
-        ["CF.COUNT", commands::count_item, "readonly fast", 1, 1, 1, ""],
-        ["CF.DEL", commands::del, "write fast", 1, 1, 1, ""],
-        ["CF.INFO", commands::info, "readonly fast", 1, 1, 1, ""],
-        ["CF.SCANDUMP", commands::scandump, "readonly", 1, 1, 1, ""],
-        ["CF.LOADCHUNK", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
+        ["CF.RESERVE", commands::reserve, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
+        ["CF.ADD", commands::add, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
+        ["CF.ADDNX", commands::add_nx, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
+        ["CF.INSERT", commands::insert, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
+        ["CF.INSERTNX", commands::insert_nx, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
+        ["CF.EXISTS", commands::exists, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
+        ["CF.MEXISTS", commands::mexists, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
+        ["CF.COUNT", commands::count_item, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
+        ["CF.DEL", commands::del, "write fast", 1, 1, 1, "", "write fast cuckoo"],
+        ["CF.INFO", commands::info, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
+        ["CF.DEBUG", commands::debug, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
+        ["CF.SCANDUMP", commands::scandump, "readonly", 1, 1, 1, "", "read slow cuckoo"],
+        ["CF.LOADCHUNK", commands::loadchunk, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
     ],
     configurations: [
         i64: [
@@ -57,6 +67,7 @@ redis_module! {
             ["expansion", &EXPANSION, 1, EXPANSION_RANGE.0, EXPANSION_RANGE.1, ConfigurationFlags::DEFAULT, None],
             ["max-iterations", &MAX_ITERATIONS, 20, MAX_ITERATIONS_RANGE.0, MAX_ITERATIONS_RANGE.1, ConfigurationFlags::DEFAULT, None],
             ["dump-chunk-bytes", &DUMP_CHUNK_BYTES, 4 << 20, DUMP_CHUNK_RANGE.0, DUMP_CHUNK_RANGE.1, ConfigurationFlags::MEMORY, None],
+            ["max-filter-bytes", &MAX_FILTER_BYTES, 128 << 20, MAX_FILTER_BYTES_RANGE.0, MAX_FILTER_BYTES_RANGE.1, ConfigurationFlags::MEMORY, None],
         ],
         string: [],
         bool: [],
@@ -65,10 +76,15 @@ redis_module! {
     ]
 }
 
-/// Registers the module's `INFO` section (`INFO cuckoofilter`). The binding registers
+/// Registers the module's `INFO` section (`INFO cuckoofilter`) and the commands'
+/// `COMMAND DOCS`. The binding registers
 /// a handler of its own first; Redis keeps the last one registered.
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     raw::register_info_function(ctx.ctx, Some(info_section));
+    if let Err(error) = docs::register(ctx) {
+        ctx.log_warning(&format!("{error}"));
+        return Status::Err;
+    }
     Status::Ok
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use concurrent_cuckoo_filter::{
-    BuildError, DecodeError, DumpChunks, GrowableCuckooFilter, InsertError,
+    BuildError, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, GrowableCuckooFilter, InsertError,
 };
 
 use crate::dump::{Dump, PartialLoad};
@@ -51,10 +51,58 @@ impl Filter {
     }
 }
 
+/// Why a new filter was not made.
+#[derive(Debug)]
+pub enum CreateError {
+    /// Its first table alone would take `needed` bytes, more than the limit.
+    OverLimit {
+        needed: u128,
+    },
+    Build(BuildError),
+}
+
+impl From<BuildError> for CreateError {
+    fn from(error: BuildError) -> Self {
+        Self::Build(error)
+    }
+}
+
+/// The bytes of the table that holds `items` at `slots` slots per bucket: one
+/// fingerprint per item at 95% load, the library's target for 4-slot buckets (8-slot
+/// ones aim higher, so this errs large), computed before anything is allocated. The
+/// stripes and counters beside the table (under 1% of it) are not counted.
+pub fn table_bytes(items: u64, slots: u64, fingerprint_bits: u32) -> u128 {
+    let slots_needed = (u128::from(items) * 100).div_ceil(95);
+    slots_needed.next_multiple_of(u128::from(slots)) * u128::from(fingerprint_bits / 8)
+}
+
+/// How many sub-filters, the first of `first` table bytes and each next one
+/// `expansion` times the last, fit in `max_bytes` together: 1 to the library's
+/// default of 32 (1 for a filter that never grows).
+fn sub_filters_within(first: u128, expansion: u64, max_bytes: u64) -> usize {
+    if expansion == 0 {
+        return 1;
+    }
+    let (mut total, mut next, mut count) = (first, first, 1);
+    while count < DEFAULT_MAX_SUB_FILTERS {
+        next = next.saturating_mul(u128::from(expansion));
+        total = total.saturating_add(next);
+        if total > u128::from(max_bytes) {
+            break;
+        }
+        count += 1;
+    }
+    count
+}
+
 /// The settings a key was made with and its delete count: what the RDB record, the
 /// dump header and the digest carry besides the filter itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
+    /// The bucket size the command asked for (RedisBloom's `BUCKETSIZE`, 1 to 255; 2,
+    /// RedisBloom's default, when none was given). It sets the minimum capacity and is
+    /// what `CF.INFO` reports as `Bucket size`; the filter's own slots per bucket (4 or
+    /// 8) are [`CuckooKey::slots`].
     pub bucket_size: u64,
     pub capacity: u64,
     pub max_iterations: u64,
@@ -109,18 +157,26 @@ impl CuckooKey {
     /// A filter for `capacity` items. `EXPANSION` is the growth factor of the next
     /// sub-filter's capacity, 0 meaning never grow (RedisBloom's meaning);
     /// `MAXITERATIONS` bounds the kick path (our BFS takes at most its own bound).
-    pub fn new(settings: Settings, fingerprint_bits: u32) -> Result<Self, BuildError> {
+    /// `slots` is the served bucket size, 4 or 8 (any other value serves 4). The
+    /// filter's sub-filter count is bounded so that their tables stay within
+    /// `max_bytes` (see [`table_bytes`]); the first one alone must fit.
+    pub fn new(
+        settings: Settings,
+        fingerprint_bits: u32,
+        slots: u64,
+        max_bytes: u64,
+    ) -> Result<Self, CreateError> {
+        let first = table_bytes(settings.capacity, slots, fingerprint_bits);
+        if first > u128::from(max_bytes) {
+            return Err(CreateError::OverLimit { needed: first });
+        }
         let capacity = usize::try_from(settings.capacity).unwrap_or(usize::MAX);
         let builder = GrowableCuckooFilter::builder()
             .capacity(capacity)
             .growth(usize::try_from(settings.expansion.max(1)).unwrap_or(usize::MAX))
-            .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX));
-        let builder = if settings.expansion == 0 {
-            builder.max_sub_filters(1)
-        } else {
-            builder
-        };
-        let filter = match (fingerprint_bits, settings.bucket_size) {
+            .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX))
+            .max_sub_filters(sub_filters_within(first, settings.expansion, max_bytes));
+        let filter = match (fingerprint_bits, slots) {
             (8, 8) => Filter::Fp8x8(builder.fingerprint::<u8>().slots::<8>().build()?),
             (8, _) => Filter::Fp8x4(builder.fingerprint::<u8>().build()?),
             (_, 8) => Filter::Fp16x8(builder.slots::<8>().build()?),
@@ -183,6 +239,17 @@ impl CuckooKey {
 
     pub fn sub_filters(&self) -> usize {
         with_filter!(&self.filter, f => f.sub_filters())
+    }
+
+    /// The most sub-filters the filter may have.
+    pub fn max_sub_filters(&self) -> usize {
+        with_filter!(&self.filter, f => f.max_sub_filters())
+    }
+
+    /// Whether the filter's sub-filter count was bounded below the library's default by
+    /// a memory limit (a filter that never grows has one by its own settings).
+    pub fn bounded_by_memory(&self) -> bool {
+        self.settings.expansion > 0 && self.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS
     }
 
     /// Whether the filter has every sub-filter it may have.

@@ -517,7 +517,7 @@ fn filters_spread_over_a_three_shard_cluster() {
             "{key}"
         );
         assert_eq!(fields["Number of items deleted"], 0, "{key}");
-        assert_eq!(fields["Bucket size"], bucket_size(k), "{key}");
+        assert_eq!(fields["Served bucket size"], bucket_size(k), "{key}");
     }
     eprintln!("every item found by {:.1?}", started.elapsed());
 

@@ -151,8 +151,10 @@ fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
         "Invalid header"
     );
     assert_eq!(query::<i64>(&mut dst, &["EXISTS", "f"]).unwrap(), 0);
-    // Bad cursors.
-    for cursor in ["0", "-1", "abc"] {
+    // Bad cursors (RedisBloom's: 0 or not an integer; a negative one is a chunk's
+    // position, and there is no filter to add it to).
+    assert_eq!(load_error(&mut dst, "f", -1, &pieces[1].1), "ERR not found");
+    for cursor in ["0", "abc"] {
         let message = match redis::cmd("CF.LOADCHUNK")
             .arg("f")
             .arg(cursor)
@@ -186,7 +188,8 @@ fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
         (cursor, chunk[..20].to_vec(), "Couldn't load chunk!"),
         (cursor, Vec::new(), "Couldn't load chunk!"),
         // The next chunk sent first, with its own cursor or with the expected one.
-        (pieces[2].0, pieces[2].1.clone(), "Invalid position"),
+        (pieces[2].0, pieces[2].1.clone(), "Couldn't load chunk!"),
+        (-1, chunk.clone(), "Couldn't load chunk!"),
         (cursor, pieces[2].1.clone(), "Couldn't load chunk!"),
         // The same position of another dump.
         (cursor, foreign[1].1.clone(), "Couldn't load chunk!"),
@@ -212,7 +215,7 @@ fn damaged_and_misplaced_pieces_are_refused_and_change_nothing() {
     let done = digest(&mut dst, "f");
     assert_eq!(
         load_error(&mut dst, "f", pieces[1].0, &pieces[1].1),
-        "Invalid position"
+        "Couldn't load chunk!"
     );
     assert_eq!(
         load_error(&mut dst, "f", 1, &pieces[0].1),
@@ -292,9 +295,10 @@ fn a_dump_stays_one_snapshot_while_the_filter_changes() {
         error(&mut con, &["CF.SCANDUMP", "f", "-1"]),
         "Invalid position"
     );
+    // Past the end: the end of a dump, as RedisBloom answers it.
     assert_eq!(
-        error(&mut con, &["CF.SCANDUMP", "f", "999999"]),
-        "Invalid position"
+        query::<(i64, Option<Vec<u8>>)>(&mut con, &["CF.SCANDUMP", "f", "999999"]).unwrap(),
+        (0, None)
     );
 }
 
@@ -382,4 +386,97 @@ fn a_dump_its_header_does_not_describe_is_refused_at_its_last_chunk() {
     }
     load_all(&mut dst, "f", &pieces);
     assert_eq!(digest(&mut dst, "f"), digest(&mut src, "f"));
+}
+
+/// A small deterministic generator (xorshift), so a failure names its case.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn any_cursor_is_answered_and_random_chunks_are_refused_as_redisbloom_does() {
+    let (source, target, pieces) = source_target_and_dump("stray");
+    let (mut src, mut dst) = (source.connection(), target.connection());
+    let before = digest(&mut src, "f");
+    let info: Vec<redis::Value> = query(&mut src, &["CF.INFO", "f"]).unwrap();
+    let size: u64 = redis::from_redis_value(&info[1]).unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    // Random cursors up to twice the filter's size (RedisBloom's own test), and the far
+    // ends: each answered, never an error; past the last piece, the end, [0, nil].
+    let mut cursors: Vec<u64> = (0..300)
+        .map(|_| xorshift(&mut state) % (2 * size + 1))
+        .collect();
+    cursors.extend([
+        pieces.len() as u64 + 1,
+        u64::from(u32::MAX),
+        i64::MAX as u64,
+    ]);
+    for cursor in cursors {
+        let reply: (i64, Option<Vec<u8>>) =
+            query(&mut src, &["CF.SCANDUMP", "f", &cursor.to_string()])
+                .unwrap_or_else(|e| panic!("cursor {cursor}: {e}"));
+        if cursor > pieces.len() as u64 {
+            assert_eq!(reply, (0, None), "cursor {cursor}");
+        } else if cursor < pieces.len() as u64 {
+            assert_eq!(reply.0, cursor as i64 + 1, "cursor {cursor}");
+        }
+    }
+    for cursor in ["-1", "abc"] {
+        assert_eq!(
+            error(&mut src, &["CF.SCANDUMP", "f", cursor]),
+            "Invalid position"
+        );
+    }
+    // Stray cursors between the steps of a dump leave it one snapshot, which loads.
+    let mut dump = Vec::new();
+    let mut cursor = 0i64;
+    loop {
+        let (next, piece): (i64, Option<Vec<u8>>) =
+            query(&mut src, &["CF.SCANDUMP", "f", &cursor.to_string()]).unwrap();
+        let stray = (pieces.len() as u64 + 1 + xorshift(&mut state) % size).to_string();
+        let end: (i64, Option<Vec<u8>>) = query(&mut src, &["CF.SCANDUMP", "f", &stray]).unwrap();
+        assert_eq!(end, (0, None));
+        let Some(piece) = piece else { break };
+        dump.push((next, piece));
+        cursor = next;
+    }
+    assert_eq!(dump, pieces, "stray cursors changed the dump");
+
+    // Random bytes at random cursors into a complete filter: RedisBloom's words, and
+    // the key unchanged.
+    for _ in 0..200 {
+        let cursor = 2 + (xorshift(&mut state) % 10_000) as i64;
+        let len = (xorshift(&mut state) % 100) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| xorshift(&mut state) as u8).collect();
+        assert_eq!(
+            load_error(&mut src, "f", cursor, &bytes),
+            "Couldn't load chunk!",
+            "cursor {cursor}"
+        );
+    }
+    assert_eq!(load_error(&mut src, "f", 0, b"abc"), "Invalid position");
+    assert_eq!(load_error(&mut src, "f", 1, b"abc"), "ERR item exists");
+    assert_eq!(
+        digest(&mut src, "f"),
+        before,
+        "a refused chunk changed the key"
+    );
+    // The same into a load in progress, which then completes.
+    assert_eq!(loadchunk(&mut dst, "f", 1, &pieces[0].1).unwrap(), "OK");
+    let loading = digest(&mut dst, "f");
+    for _ in 0..200 {
+        let cursor = 2 + (xorshift(&mut state) % 10_000) as i64;
+        let bytes: Vec<u8> = (0..64).map(|_| xorshift(&mut state) as u8).collect();
+        assert_eq!(
+            load_error(&mut dst, "f", cursor, &bytes),
+            "Couldn't load chunk!",
+            "cursor {cursor}"
+        );
+    }
+    assert_eq!(digest(&mut dst, "f"), loading);
+    load_all(&mut dst, "f", &pieces[1..]);
+    assert_eq!(digest(&mut dst, "f"), before);
 }

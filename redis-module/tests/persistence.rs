@@ -7,7 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, add_and_count, count_found, digest, fill_until_refused, query, scratch};
+use common::{
+    Server, add_and_count, count_found, digest, error, fill_until_refused, query, scratch,
+};
 use redis::{Connection, Value};
 
 /// Waits (bounded) until `INFO persistence` no longer shows `field:1`.
@@ -241,7 +243,7 @@ fn failed_and_empty_writes_are_not_replicated() {
         0
     );
     assert!(query::<String>(&mut con, &["CF.RESERVE", "full", "100"]).is_err());
-    assert!(query::<String>(&mut con, &["CF.RESERVE", "bad", "100", "BUCKETSIZE", "3"]).is_err());
+    assert!(query::<String>(&mut con, &["CF.RESERVE", "bad", "100", "BUCKETSIZE", "256"]).is_err());
     assert!(query::<String>(&mut con, &["CF.LOADCHUNK", "bad", "1", "not a header"]).is_err());
     assert_eq!(
         replication_offset(&mut con),
@@ -302,9 +304,32 @@ fn an_rdb_of_the_first_module_version_still_loads() {
     let server = Server::start_in(dir, &["--dbfilename", "v0.rdb"]);
     let mut con = server.connection();
     // The same commands now build the very same tables (inserts are deterministic).
+    // The first version had no per-filter memory limit, so every filter could grow to 32
+    // sub-filters; under the default limit a doubling filter of 100 may have fewer.
     query::<String>(
         &mut con,
-        &["CF.RESERVE", "grown-now", "100", "EXPANSION", "2"],
+        &[
+            "CONFIG",
+            "SET",
+            "cuckoofilter.max-filter-bytes",
+            "1099511627776",
+        ],
+    )
+    .unwrap();
+    // Version 0 recorded the served bucket size, 4, where no BUCKETSIZE was given; now
+    // the requested one is recorded (RedisBloom's default, 2), so the reservation that
+    // records the same settings names 4.
+    query::<String>(
+        &mut con,
+        &[
+            "CF.RESERVE",
+            "grown-now",
+            "100",
+            "EXPANSION",
+            "2",
+            "BUCKETSIZE",
+            "4",
+        ],
     )
     .unwrap();
     assert_eq!(add_and_count(&mut con, "grown-now", 300), 300);
@@ -340,4 +365,86 @@ fn an_rdb_of_the_first_module_version_still_loads() {
         redis::from_redis_value(&info[13]).unwrap(),
     );
     assert_eq!((deleted, expansion), (1, 2));
+}
+
+#[test]
+fn cf_debug_is_redisbloom_s_line_and_survives_reload_restart_and_replication() {
+    let dir = scratch("debug");
+    let primary = Server::start_in(dir, &["--dbfilename", "dump.rdb"]);
+    let mut con = primary.connection();
+    query::<String>(
+        &mut con,
+        &[
+            "CF.RESERVE",
+            "d",
+            "100",
+            "BUCKETSIZE",
+            "3",
+            "EXPANSION",
+            "2",
+        ],
+    )
+    .unwrap();
+    assert_eq!(add_and_count(&mut con, "d", 1_000), 1_000);
+    query::<i64>(&mut con, &["CF.DEL", "d", "item:1"]).unwrap();
+    let line: String = query(&mut con, &["CF.DEBUG", "d"]).unwrap();
+    let fields: Vec<(&str, u64)> = line
+        .split(' ')
+        .map(|pair| {
+            let (name, value) = pair.split_once(':').expect("name:value");
+            (name, value.parse().expect("an integer"))
+        })
+        .collect();
+    let names: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            // RedisBloom's, in its order; then ours.
+            "bktsize",
+            "buckets",
+            "items",
+            "deletes",
+            "filters",
+            "max_iterations",
+            "expansion",
+            "served_bktsize",
+            "fingerprint_bits",
+            "max_filters",
+        ]
+    );
+    let value = |name: &str| fields.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(
+        (value("bktsize"), value("items"), value("deletes")),
+        (3, 999, 1)
+    );
+    assert_eq!((value("max_iterations"), value("expansion")), (20, 2));
+    assert_eq!(
+        (value("served_bktsize"), value("fingerprint_bits")),
+        (4, 16)
+    );
+    assert!(value("filters") > 1, "{line}");
+    assert_eq!(error(&mut con, &["CF.DEBUG", "missing"]), "ERR not found");
+    assert!(error(&mut con, &["CF.DEBUG"]).contains("wrong number of arguments"));
+
+    query::<String>(&mut con, &["DEBUG", "RELOAD"]).unwrap();
+    assert_eq!(query::<String>(&mut con, &["CF.DEBUG", "d"]).unwrap(), line);
+    query::<String>(&mut con, &["SAVE"]).unwrap();
+    let primary = primary.restart(&["--dbfilename", "dump.rdb"]);
+    let mut con = primary.connection();
+    assert_eq!(query::<String>(&mut con, &["CF.DEBUG", "d"]).unwrap(), line);
+
+    let replica = Server::start("debug-replica");
+    let mut rcon = replica.connection();
+    query::<String>(
+        &mut rcon,
+        &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
+    )
+    .unwrap();
+    // One more delete after the sync, replicated as a command.
+    query::<i64>(&mut con, &["CF.DEL", "d", "item:2"]).unwrap();
+    let synced: i64 = query(&mut con, &["WAIT", "1", "30000"]).unwrap();
+    assert_eq!(synced, 1, "the replica did not catch up");
+    let now: String = query(&mut con, &["CF.DEBUG", "d"]).unwrap();
+    assert!(now.contains("items:998 deletes:2"), "{now}");
+    assert_eq!(query::<String>(&mut rcon, &["CF.DEBUG", "d"]).unwrap(), now);
 }

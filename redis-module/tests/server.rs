@@ -84,9 +84,12 @@ fn commands_reply_as_redisbloom_does() {
             // Ours, after RedisBloom's eight.
             "Fingerprint bits",
             "False positive bound",
+            "Served bucket size",
         ]
     );
-    assert_eq!(&values[2..9], [1., 2., 1., 4., 1., 20., 16.]);
+    // Bucket size: RedisBloom's default, 2, asked for; 4 slots serve it.
+    assert_eq!(&values[2..9], [1., 2., 1., 2., 1., 20., 16.]);
+    assert_eq!(values[10], 4.);
     assert!(values[9] > 0. && values[9] < 1e-3, "bound {}", values[9]);
 
     assert_eq!(
@@ -156,7 +159,7 @@ fn bad_input_is_a_clean_error_and_changes_nothing() {
         error(&mut con, &["CF.RESERVE", "x", "zero"]),
         "Bad capacity"
     );
-    for small in ["0", "-5", "7"] {
+    for small in ["0", "-5", "3"] {
         assert_eq!(
             error(&mut con, &["CF.RESERVE", "x", small]),
             "Capacity must be at least (BucketSize * 2)"
@@ -201,10 +204,6 @@ fn bad_input_is_a_clean_error_and_changes_nothing() {
         error(&mut con, &["CF.RESERVE", "x", "10", "BUCKETSIZE", "two"]),
         "Couldn't parse BUCKETSIZE"
     );
-    assert!(
-        error(&mut con, &["CF.RESERVE", "x", "10", "BUCKETSIZE", "2"])
-            .contains("BUCKETSIZE must be 4 or 8")
-    );
     assert_eq!(
         error(
             &mut con,
@@ -214,7 +213,7 @@ fn bad_input_is_a_clean_error_and_changes_nothing() {
     );
     assert_eq!(
         error(&mut con, &["CF.RESERVE", "x", "10", "EXPANSION", "-1"]),
-        "Couldn't parse EXPANSION"
+        "EXPANSION: value must be an integer between 0 and 32768, inclusive."
     );
     assert_eq!(
         error(&mut con, &["CF.RESERVE", "x", "10", "COLOUR", "red"]),
@@ -354,7 +353,12 @@ fn resp3_replies_are_redisbloom_2_8s() {
     );
     assert_eq!(
         names[7..],
-        ["Max iterations", "Fingerprint bits", "False positive bound"]
+        [
+            "Max iterations",
+            "Fingerprint bits",
+            "False positive bound",
+            "Served bucket size"
+        ]
     );
     assert_eq!(fields[3].1, Value::Int(4), "items inserted");
     assert!(matches!(fields[9].1, Value::Double(bound) if bound > 0.));
@@ -393,9 +397,9 @@ fn configs_set_the_defaults_of_new_filters_only() {
     query::<i64>(&mut con, &["CF.ADD", "narrow", "x"]).unwrap();
     let (_, narrow) = info(&mut con, "narrow");
     assert_eq!(
-        (narrow[5], narrow[8]),
+        (narrow[10], narrow[8]),
         (8., 8.),
-        "bucket size and fingerprint bits"
+        "served bucket size and fingerprint bits"
     );
     let before = digest(&mut con, "narrow");
     for (name, value) in [
@@ -419,7 +423,8 @@ fn configs_set_the_defaults_of_new_filters_only() {
     );
     query::<i64>(&mut con, &["CF.ADD", "wide", "x"]).unwrap();
     let (_, wide) = info(&mut con, "wide");
-    assert_eq!(wide[5..9], [4., 4., 100., 16.]);
+    assert_eq!(wide[5..9], [2., 4., 100., 16.]);
+    assert_eq!(wide[10], 4.);
     assert!(
         wide[1] > 100_000. / 4.,
         "{} buckets for 100,000 items",
@@ -543,4 +548,309 @@ fn the_info_section_counts_what_the_module_did() {
     assert_eq!(field("inserts_refused"), refused);
     assert_eq!(field("items_deleted"), 1);
     assert_eq!(field("lookups"), 5);
+}
+
+#[test]
+fn every_reservation_redisbloom_2_8_accepts_is_accepted() {
+    let server = Server::start("reservations");
+    let mut con = server.connection();
+    // No BUCKETSIZE asks for RedisBloom's default, 2: the minimum capacity is 4.
+    assert_eq!(
+        query::<String>(&mut con, &["CF.RESERVE", "k", "4"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(
+        error(&mut con, &["CF.RESERVE", "k3", "3"]),
+        "Capacity must be at least (BucketSize * 2)"
+    );
+    // Every bucket size RedisBloom takes, at its minimum capacity and one below; the
+    // requested size is "Bucket size", the served one (4 up to 4, else 8) ours.
+    for size in 1..=255u32 {
+        let (key, minimum) = (format!("b{size}"), 2 * size);
+        let size_arg = size.to_string();
+        assert_eq!(
+            error(
+                &mut con,
+                &[
+                    "CF.RESERVE",
+                    &key,
+                    &(minimum - 1).to_string(),
+                    "BUCKETSIZE",
+                    &size_arg
+                ]
+            ),
+            "Capacity must be at least (BucketSize * 2)",
+            "bucket size {size}"
+        );
+        let reply = query::<String>(
+            &mut con,
+            &[
+                "CF.RESERVE",
+                &key,
+                &minimum.to_string(),
+                "BUCKETSIZE",
+                &size_arg,
+            ],
+        );
+        assert_eq!(reply.unwrap(), "OK", "bucket size {size}");
+        let (_, values) = info(&mut con, &key);
+        let served = if size <= 4 { 4. } else { 8. };
+        assert_eq!((values[5], values[10]), (size as f64, served), "{key}");
+    }
+    for size in ["0", "256", "-1"] {
+        assert_eq!(
+            error(&mut con, &["CF.RESERVE", "x", "1000", "BUCKETSIZE", size]),
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."
+        );
+    }
+    // The ends of the other ranges.
+    for (option, value) in [
+        ("MAXITERATIONS", "1"),
+        ("MAXITERATIONS", "65535"),
+        ("EXPANSION", "0"),
+        ("EXPANSION", "32768"),
+    ] {
+        let key = format!("{option}{value}");
+        let reply = query::<String>(&mut con, &["CF.RESERVE", &key, "100", option, value]);
+        assert_eq!(reply.unwrap(), "OK", "{option} {value}");
+    }
+    // A filter of the smallest requests holds the items it was reserved for.
+    query::<String>(
+        &mut con,
+        &[
+            "CF.RESERVE",
+            "tiny",
+            "4",
+            "BUCKETSIZE",
+            "1",
+            "EXPANSION",
+            "0",
+        ],
+    )
+    .unwrap();
+    let added: Vec<i64> = query(
+        &mut con,
+        &["CF.INSERT", "tiny", "ITEMS", "a", "b", "c", "d"],
+    )
+    .unwrap();
+    assert_eq!(added, [1, 1, 1, 1]);
+    // Both sizes survive a reload.
+    query::<String>(&mut con, &["DEBUG", "RELOAD"]).unwrap();
+    let (_, values) = info(&mut con, "b100");
+    assert_eq!((values[5], values[10]), (100., 8.));
+    let (_, values) = info(&mut con, "b1");
+    assert_eq!((values[5], values[10]), (1., 4.));
+}
+
+#[test]
+fn insert_options_are_checked_before_the_key() {
+    let server = Server::start("insert-options");
+    let mut con = server.connection();
+    let created: Vec<i64> = query(
+        &mut con,
+        &["CF.INSERT", "cf", "CAPACITY", "4", "ITEMS", "x"],
+    )
+    .unwrap();
+    assert_eq!(created, [1]);
+    let before = digest(&mut con, "cf");
+    // On the existing key as on a missing one: RedisBloom's minimum capacity for its
+    // default bucket size (2 x 2).
+    for key in ["cf", "missing"] {
+        for capacity in ["3", "0", "-1"] {
+            assert_eq!(
+                error(
+                    &mut con,
+                    &["CF.INSERT", key, "CAPACITY", capacity, "ITEMS", "y"]
+                ),
+                "Capacity must be at least (BucketSize * 2)",
+                "{key} CAPACITY {capacity}"
+            );
+        }
+        assert_eq!(
+            error(&mut con, &["CF.INSERT", key, "COLOUR", "ITEMS", "y"]),
+            "Unknown argument received"
+        );
+    }
+    assert!(
+        error(&mut con, &["CF.INSERT", "cf", "NOCREATE", "CAPACITY"])
+            .contains("wrong number of arguments")
+    );
+    assert_eq!(
+        digest(&mut con, "cf"),
+        before,
+        "a refused insert changed the key"
+    );
+    assert_eq!(query::<i64>(&mut con, &["EXISTS", "missing"]).unwrap(), 0);
+}
+
+#[test]
+fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
+    let server = Server::start("memory-limit");
+    let mut con = server.connection();
+    let limit: Vec<String> = query(
+        &mut con,
+        &["CONFIG", "GET", "cuckoofilter.max-filter-bytes"],
+    )
+    .unwrap();
+    assert_eq!(limit[1], (128u64 << 20).to_string());
+    for args in [
+        &["CF.RESERVE", "k", "100000000000000"][..],
+        &[
+            "CF.RESERVE",
+            "k",
+            "1000000000",
+            "BUCKETSIZE",
+            "255",
+            "EXPANSION",
+            "32768",
+        ],
+        &[
+            "CF.INSERT",
+            "k",
+            "CAPACITY",
+            "100000000000000",
+            "ITEMS",
+            "x",
+        ],
+    ] {
+        let refused = error(&mut con, args);
+        assert!(
+            refused.starts_with("ERR Insufficient memory to create filter")
+                && refused.contains("cuckoofilter.max-filter-bytes"),
+            "{args:?}: {refused}"
+        );
+        assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+    }
+    assert_eq!(query::<i64>(&mut con, &["EXISTS", "k"]).unwrap(), 0);
+    // Just under the limit: 60 M items of 2 bytes at 95% load is about 126 MB.
+    query::<String>(
+        &mut con,
+        &["CF.RESERVE", "big", "60000000", "EXPANSION", "0"],
+    )
+    .unwrap();
+    query::<i64>(&mut con, &["DEL", "big"]).unwrap();
+
+    // A small limit: the first table (4,000 items: 8,424 bytes) fits, and with doubling
+    // three sub-filters do (59 KB), a fourth would not.
+    query::<String>(
+        &mut con,
+        &["CONFIG", "SET", "cuckoofilter.max-filter-bytes", "65536"],
+    )
+    .unwrap();
+    query::<String>(&mut con, &["CF.RESERVE", "g", "4000", "EXPANSION", "2"]).unwrap();
+    let line: String = query(&mut con, &["CF.DEBUG", "g"]).unwrap();
+    assert!(line.ends_with("max_filters:3"), "{line}");
+    let (added, refusal) = fill_until_refused(&mut con, "g", 100_000);
+    assert_eq!(
+        refusal,
+        "Maximum expansions reached: another sub-filter would pass \
+         cuckoofilter.max-filter-bytes"
+    );
+    assert!(added > 4_000 + 8_000, "{added} items before the limit");
+    let full = digest(&mut con, "g");
+    // The refused item again: still refused, nothing allocated or changed.
+    let refused = format!("i{added}");
+    assert_eq!(error(&mut con, &["CF.ADD", "g", &refused]), refusal);
+    assert_eq!(digest(&mut con, "g"), full, "a refused add changed the key");
+    let (_, values) = info(&mut con, "g");
+    assert_eq!(values[2], 3., "sub-filters");
+    let usage: i64 = query(&mut con, &["MEMORY", "USAGE", "g"]).unwrap();
+    assert!(usage < 2 * 65536, "MEMORY USAGE {usage}");
+    // The same reservation that no longer fits is refused, and the server stays up.
+    assert!(
+        error(&mut con, &["CF.RESERVE", "h", "40000"])
+            .starts_with("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(query::<i64>(&mut con, &["EXISTS", "h"]).unwrap(), 0);
+    assert_eq!(query::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+}
+
+/// Every string and integer of a reply, depth first, as text.
+fn flatten(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Array(items) | Value::Set(items) => items.iter().for_each(|v| flatten(v, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+            flatten(k, out);
+            flatten(v, out);
+        }),
+        Value::Int(n) => out.push(n.to_string()),
+        other => out.push(redis::from_redis_value(other).unwrap_or_default()),
+    }
+}
+
+#[test]
+fn command_docs_and_info_describe_each_command() {
+    let server = Server::start("docs");
+    let mut con = server.connection();
+    let docs = |con: &mut Connection, command: &str| -> Vec<String> {
+        let mut words = Vec::new();
+        flatten(
+            &query(con, &["COMMAND", "DOCS", command]).unwrap(),
+            &mut words,
+        );
+        words
+    };
+    // The argument names, in order, follow "arguments".
+    let names = |words: &[String]| -> Vec<String> {
+        let start = words
+            .iter()
+            .position(|w| w == "arguments")
+            .expect("arguments");
+        words[start..]
+            .windows(2)
+            .filter(|pair| pair[0] == "name")
+            .map(|pair| pair[1].clone())
+            .collect()
+    };
+    let add = docs(&mut con, "CF.ADD");
+    assert!(
+        add.contains(&"Adds an item to a cuckoo filter".to_string()),
+        "{add:?}"
+    );
+    assert_eq!(names(&add), ["key", "item"]);
+    let insert = docs(&mut con, "CF.INSERT");
+    assert_eq!(names(&insert), ["key", "capacity", "nocreate", "item"]);
+    for token in ["CAPACITY", "NOCREATE", "ITEMS"] {
+        assert!(insert.contains(&token.to_string()), "{token}: {insert:?}");
+    }
+    let reserve = docs(&mut con, "CF.RESERVE");
+    assert_eq!(
+        names(&reserve),
+        [
+            "key",
+            "capacity",
+            "bucketsize",
+            "maxiterations",
+            "expansion"
+        ]
+    );
+    let every = [
+        ("CF.RESERVE", -3),
+        ("CF.ADD", 3),
+        ("CF.ADDNX", 3),
+        ("CF.INSERT", -4),
+        ("CF.INSERTNX", -4),
+        ("CF.EXISTS", 3),
+        ("CF.MEXISTS", -3),
+        ("CF.COUNT", 3),
+        ("CF.DEL", 3),
+        ("CF.INFO", 2),
+        ("CF.DEBUG", 2),
+        ("CF.SCANDUMP", 3),
+        ("CF.LOADCHUNK", 4),
+    ];
+    for (command, arity) in every {
+        let words = docs(&mut con, command);
+        assert!(
+            names(&words).first().is_some_and(|n| n == "key"),
+            "{command}: {words:?}"
+        );
+        let info: Vec<Value> = query(&mut con, &["COMMAND", "INFO", command]).unwrap();
+        let Value::Array(fields) = &info[0] else {
+            panic!("COMMAND INFO {command}: {info:?}");
+        };
+        assert_eq!(fields[1], Value::Int(arity), "{command}");
+    }
+    // The server checks the arity now; the error is the same.
+    assert!(error(&mut con, &["CF.ADD", "f"]).contains("wrong number of arguments"));
 }

@@ -64,7 +64,7 @@
 //! - **first growth**: a second key is reserved for `G` items and filled one item at a
 //!   time (each `CF.ADD` followed by a `CF.INFO`, pipelined); the figure is the items it
 //!   held when an add made "Number of filters" go from 1 to 2, as a share of the first
-//!   sub-filter's slots ("Number of buckets" x "Bucket size" right after the reserve),
+//!   sub-filter's slots ("Number of buckets" x "Served bucket size", or RedisBloom's "Bucket size", right after the reserve),
 //!   with the item count beside it.
 //! - **usec_per_call add / exists / mexists**: the server's own time per command, from
 //!   `INFO commandstats` (time in the command, without reading the request or writing the

@@ -128,7 +128,9 @@ fn fill_figures(server: &Server, con: &mut Connection, options: &Options) -> Res
 fn first_growth(con: &mut Connection, capacity: usize) -> Result<Growth> {
     reserve(con, GROWTH_KEY, capacity)?;
     let info = cf_info(con, GROWTH_KEY)?;
-    let slots = field(&info, "Number of buckets")? * field(&info, "Bucket size")?;
+    // Ours reports the bucket size asked for and the one it serves; RedisBloom the one.
+    let bucket = field(&info, "Served bucket size").or_else(|_| field(&info, "Bucket size"))?;
+    let slots = field(&info, "Number of buckets")? * bucket;
     let limit = 4 * capacity.max(usize::try_from(slots).unwrap_or(0));
     for first in (0..limit).step_by(GROWTH_CHUNK) {
         let last = (first + GROWTH_CHUNK).min(limit);
