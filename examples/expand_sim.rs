@@ -1,8 +1,8 @@
-//! Simulates the table that doubles in place (the reference model in `src/expand/`)
-//! against the chain of sub-filters it replaces, from the same first capacity:
-//! the load at which each doubling happened, and the false-positive rate measured on
-//! fresh negative keys at the end of each era (the newest table or sub-filter at 90%
-//! load), beside the model's bound.
+//! Simulates the tables that double in place (the reference model in `src/expand/`,
+//! links of `bits − 4` doublings each) against the chain of sub-filters they replace,
+//! from the same first capacity: the load at which each doubling happened, and the
+//! false-positive rate measured on fresh negative keys at the end of each doubling (the
+//! newest table or sub-filter at 90% load), beside the model's bound.
 //!
 //! ```text
 //! cargo run --release --example expand_sim -- [first capacity] [bits] [eras] [negatives]
@@ -12,7 +12,7 @@
 //! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
 
 use concurrent_cuckoo_filter::{
-    DefaultHashBuilder, ExpandModel, GrowableCuckooFilter, InsertError,
+    DefaultHashBuilder, ExpandChain, GrowableCuckooFilter, InsertError,
 };
 use std::hash::BuildHasher;
 
@@ -48,18 +48,19 @@ fn main() {
         .next_multiple_of(2);
     println!("first capacity {capacity}: {base} base buckets of {slots} slots, {bits}-bit codes");
     println!(
-        "era | expand: load at doubling | expand FPR at 90% | bound | chain FPR at 90% (newest) | chain sub-filters"
+        "doublings | in place: load at doubling | FPR at 90% | bound | links | chain FPR at 90% (newest) | chain sub-filters"
     );
 
     // Fill until `Full`, measuring each era once, when its load first reaches 90%.
-    let mut model = ExpandModel::new(base, bits, slots, eras);
-    let mut expand_rows = vec![(f64::NAN, f64::NAN); eras as usize + 1];
+    let links = 1 + eras as usize / (bits as usize - 3);
+    let mut model = ExpandChain::new(base, bits, slots, bits - 4, links);
+    let mut expand_rows = vec![(f64::NAN, f64::NAN, 0); eras as usize + 1];
     let mut state = 1u64;
-    loop {
-        let era = model.era() as usize;
+    while model.doublings() <= eras {
+        let era = model.doublings() as usize;
         if model.load() >= 0.90 && expand_rows[era].0.is_nan() {
             let fpr = measured_fpr(negatives, era as u64, |h| model.contains(h));
-            expand_rows[era] = (fpr, model.false_positive_bound());
+            expand_rows[era] = (fpr, model.false_positive_bound(), model.links());
         }
         // A key whose two buckets hold only codes that answer for it is refused
         // (`TooManyCopies`); the fill goes on with the next key.
@@ -115,14 +116,14 @@ fn main() {
     }
 
     let loads = model.loads_at_doubling();
-    for (era, ((fpr, bound), (chain_fpr, subs))) in
+    for (era, ((fpr, bound, links), (chain_fpr, subs))) in
         expand_rows.into_iter().zip(chain_rows).enumerate()
     {
         let load = loads
             .get(era)
             .map_or("-".to_string(), |l| format!("{:.1}%", 100.0 * l));
         println!(
-            "{era:>3} | {load:>8} | {:.4}% | {:.4}% | {:.4}% | {subs}",
+            "{era:>3} | {load:>8} | {:.4}% | {:.4}% | {links} | {:.4}% | {subs}",
             100.0 * fpr,
             100.0 * bound,
             100.0 * chain_fpr

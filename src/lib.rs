@@ -166,7 +166,7 @@ pub use stats::Stats;
 
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub use expand::model::ExpandModel;
+pub use expand::model::{ExpandChain, ExpandModel};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::scheme::{Era, Place, Scheme, Split};
+use super::scheme::{Era, Key, Place, Scheme, Split, stream_window};
 use crate::error::InsertError;
 
 /// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
@@ -102,7 +102,11 @@ impl ExpandModel {
 
     /// Codes in `hash`'s two buckets that answer for it.
     pub fn count(&self, hash: u64) -> usize {
-        let places = self.scheme.locate(hash, self.era);
+        self.count_key(self.scheme.key(hash))
+    }
+
+    fn count_key(&self, key: Key) -> usize {
+        let places = self.scheme.locate_key(key, self.era);
         places
             .iter()
             .map(|&place| self.matching(place).count())
@@ -112,7 +116,11 @@ impl ExpandModel {
     /// Removes the longest code that answers for `hash` (the rule that never costs
     /// another key its code); false if none does.
     pub fn remove(&mut self, hash: u64) -> bool {
-        let places = self.scheme.locate(hash, self.era);
+        self.remove_key(self.scheme.key(hash))
+    }
+
+    fn remove_key(&mut self, key: Key) -> bool {
+        let places = self.scheme.locate_key(key, self.era);
         let longest = places
             .iter()
             .flat_map(|&place| self.matching(place).map(move |slot| (place.bucket, slot)))
@@ -133,8 +141,12 @@ impl ExpandModel {
     /// `Full` when no path frees a slot and the table may not double again. Either way
     /// nothing changed.
     pub fn insert(&mut self, hash: u64) -> Result<(), InsertError> {
+        self.insert_key(self.scheme.key(hash))
+    }
+
+    fn insert_key(&mut self, key: Key) -> Result<(), InsertError> {
         loop {
-            let places = self.scheme.locate(hash, self.era);
+            let places = self.scheme.locate_key(key, self.era);
             let copies: usize = places.iter().map(|&p| self.matching(p).count()).sum();
             let free = |model: &Self, place: Place| {
                 model
@@ -266,17 +278,220 @@ impl ExpandModel {
     }
 }
 
+/// Tables that double in place, one after another ("links", see the module docs): when
+/// the newest has doubled as far as it may and an insert finds no room, a link with
+/// twice its buckets starts, and every key's stream goes on in it where the newest
+/// stopped spending bits on addresses. Inserts go to the newest link, lookups ask every
+/// link, and a remove takes from the newest link that answers (its codes know more of
+/// the stream than any older link's, so it is the longest match).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct ExpandChain {
+    /// Each link with the stream bit it starts at.
+    links: Vec<(ExpandModel, u32)>,
+    /// Doublings each link makes before the next link starts.
+    link_doublings: u32,
+    /// The newest link's load when each later link started.
+    loads_at_new_link: Vec<f64>,
+    max_links: usize,
+}
+
+impl ExpandChain {
+    /// A first link of `base_buckets` buckets (see [`ExpandModel::new`]), each link
+    /// doubling `link_doublings` times, at most `max_links` links.
+    pub fn new(
+        base_buckets: u64,
+        bits: u32,
+        slots: usize,
+        link_doublings: u32,
+        max_links: usize,
+    ) -> Self {
+        let first = ExpandModel::new(base_buckets, bits, slots, link_doublings);
+        Self {
+            links: vec![(first, 0)],
+            link_doublings,
+            loads_at_new_link: Vec::new(),
+            max_links,
+        }
+    }
+
+    /// Links so far.
+    pub fn links(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Doublings over all links (a new link counts as one: it has twice the buckets).
+    pub fn doublings(&self) -> u32 {
+        let (newest, _) = self.links.last().expect("a link");
+        (self.links.len() as u32 - 1) * (self.link_doublings + 1) + newest.era()
+    }
+
+    /// Codes stored over all links.
+    pub fn len(&self) -> usize {
+        self.links.iter().map(|(link, _)| link.len()).sum()
+    }
+
+    /// Whether no code is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The load of the newest link.
+    pub fn load(&self) -> f64 {
+        self.links.last().expect("a link").0.load()
+    }
+
+    /// The load at each doubling, oldest first: every link's own, and the newest
+    /// link's load when the next one started (which counts as a doubling).
+    pub fn loads_at_doubling(&self) -> Vec<f64> {
+        let mut loads = Vec::new();
+        for (index, (link, _)) in self.links.iter().enumerate() {
+            loads.extend_from_slice(link.loads_at_doubling());
+            loads.extend(self.loads_at_new_link.get(index));
+        }
+        loads
+    }
+
+    /// The key as each link sees it, oldest first: the next link's base bucket is the
+    /// key's first bucket in the link before, one doubling past that link's last era.
+    fn keys(&self, hash: u64) -> impl Iterator<Item = Key> + '_ {
+        let mut previous: Option<Key> = None;
+        self.links
+            .iter()
+            .enumerate()
+            .map(move |(index, (link, start))| {
+                let key = match previous {
+                    None => link.scheme.key(hash),
+                    Some(before) => {
+                        let (older, _) = &self.links[index - 1];
+                        let era = self.link_doublings + 1;
+                        // The bits both windows hold come from the older link's, with the
+                        // earlier links' non-zero fixes in them; the rest are new.
+                        let kept = 32 - era;
+                        let fresh = stream_window(hash, *start) & !((1 << kept) - 1);
+                        let stream = (before.stream >> era) | fresh;
+                        Key {
+                            base_bucket: older.scheme.side_one_rank(before, era),
+                            stream: link.scheme.nonzero_block(stream),
+                        }
+                    }
+                };
+                previous = Some(key);
+                key
+            })
+    }
+
+    /// Whether `hash` is probably present in any link.
+    pub fn contains(&self, hash: u64) -> bool {
+        self.count(hash) > 0
+    }
+
+    /// Codes that answer for `hash` over all links.
+    pub fn count(&self, hash: u64) -> usize {
+        let keys: Vec<Key> = self.keys(hash).collect();
+        self.links
+            .iter()
+            .zip(keys)
+            .map(|((link, _), key)| link.count_key(key))
+            .sum()
+    }
+
+    /// Removes the longest code that answers for `hash`: from the newest link that has
+    /// one.
+    pub fn remove(&mut self, hash: u64) -> bool {
+        let keys: Vec<Key> = self.keys(hash).collect();
+        self.links
+            .iter_mut()
+            .zip(keys)
+            .rev()
+            .any(|((link, _), key)| link.remove_key(key))
+    }
+
+    /// Adds a copy of `hash` to the newest link, starting a new link when the newest
+    /// may not double again and has no room.
+    ///
+    /// # Errors
+    ///
+    /// As [`ExpandModel::insert`], `Full` only when no further link may start.
+    pub fn insert(&mut self, hash: u64) -> Result<(), InsertError> {
+        loop {
+            let key = self.keys(hash).last().expect("a link");
+            let links = self.links.len();
+            let (newest, start) = self.links.last_mut().expect("a link");
+            match newest.insert_key(key) {
+                Err(InsertError::Full) if links < self.max_links => {
+                    let next_start = *start + self.link_doublings + 1;
+                    let bits = newest.scheme.bits();
+                    let base = 2 * newest.buckets();
+                    if next_start > 64 || base > 1 << 32 {
+                        return Err(InsertError::Full);
+                    }
+                    let link = ExpandModel::new(base, bits, newest.slots, self.link_doublings);
+                    self.loads_at_new_link.push(newest.load());
+                    self.links.push((link, next_start));
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// The false-positive bound over all links (a negative key is tested in each).
+    pub fn false_positive_bound(&self) -> f64 {
+        self.links
+            .iter()
+            .map(|(link, _)| link.false_positive_bound())
+            .sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use super::*;
 
+    /// What the churn drives: a single table or a chain of links.
+    trait Table {
+        fn insert(&mut self, hash: u64) -> Result<(), InsertError>;
+        fn remove(&mut self, hash: u64) -> bool;
+        fn count(&self, hash: u64) -> usize;
+        fn doublings(&self) -> u32;
+    }
+
+    impl Table for ExpandModel {
+        fn insert(&mut self, hash: u64) -> Result<(), InsertError> {
+            ExpandModel::insert(self, hash)
+        }
+        fn remove(&mut self, hash: u64) -> bool {
+            ExpandModel::remove(self, hash)
+        }
+        fn count(&self, hash: u64) -> usize {
+            ExpandModel::count(self, hash)
+        }
+        fn doublings(&self) -> u32 {
+            self.era()
+        }
+    }
+
+    impl Table for ExpandChain {
+        fn insert(&mut self, hash: u64) -> Result<(), InsertError> {
+            ExpandChain::insert(self, hash)
+        }
+        fn remove(&mut self, hash: u64) -> bool {
+            ExpandChain::remove(self, hash)
+        }
+        fn count(&self, hash: u64) -> usize {
+            ExpandChain::count(self, hash)
+        }
+        fn doublings(&self) -> u32 {
+            ExpandChain::doublings(self)
+        }
+    }
+
     /// Random inserts (with duplicates), removes of live keys, and lookups, checked
     /// against an exact multiset, through many doublings: no live key is ever missed and
     /// no remove of a live key fails.
-    fn churn(bits: u32, slots: usize, base: u64, seed: u64, steps: usize) -> ExpandModel {
-        let mut model = ExpandModel::new(base, bits, slots, 24);
+    fn churn<T: Table>(mut table: T, seed: u64, steps: usize) -> T {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut live: HashMap<u64, usize> = HashMap::new();
         let mut keys: Vec<u64> = Vec::new();
@@ -289,7 +504,7 @@ mod tests {
                     } else {
                         keys[rng.usize(0..keys.len())]
                     };
-                    match model.insert(hash) {
+                    match table.insert(hash) {
                         Ok(()) => {
                             *live.entry(hash).or_default() += 1;
                             keys.push(hash);
@@ -301,7 +516,7 @@ mod tests {
                 6..=8 if !keys.is_empty() => {
                     let hash = keys.swap_remove(rng.usize(0..keys.len()));
                     assert!(
-                        model.remove(hash),
+                        table.remove(hash),
                         "step {step}: a live key's remove failed"
                     );
                     let count = live.get_mut(&hash).unwrap();
@@ -315,17 +530,17 @@ mod tests {
             if step % 997 == 0 {
                 for (&hash, &copies) in &live {
                     assert!(
-                        model.count(hash) >= copies,
-                        "step {step}, era {}: key {hash:#x} lost a copy",
-                        model.era()
+                        table.count(hash) >= copies,
+                        "step {step}, doubling {}: key {hash:#x} lost a copy",
+                        table.doublings()
                     );
                 }
             }
         }
         for (&hash, &copies) in &live {
-            assert!(model.count(hash) >= copies, "key {hash:#x} lost a copy");
+            assert!(table.count(hash) >= copies, "key {hash:#x} lost a copy");
         }
-        model
+        table
     }
 
     #[test]
@@ -333,11 +548,38 @@ mod tests {
         for (bits, slots) in [(16, 4), (8, 4), (16, 8), (8, 8)] {
             // About 0.3 keys net per step: enough steps to pass ten doublings.
             let steps = if slots == 4 { 60_000 } else { 150_000 };
-            let model = churn(bits, slots, 6, u64::from(bits) + slots as u64, steps);
+            let model = ExpandModel::new(6, bits, slots, 24);
+            let model = churn(model, u64::from(bits) + slots as u64, steps);
             assert!(
                 model.era() >= 10,
                 "{bits}x{slots}: only {} doublings",
                 model.era()
+            );
+        }
+    }
+
+    #[test]
+    fn removes_never_cost_another_key_across_links() {
+        // Short links (3 doublings each), so that ten doublings pass through several.
+        for (bits, slots, seed) in
+            (0..4).flat_map(|seed| [(16, 4, seed), (8, 4, seed), (8, 8, seed)])
+        {
+            let steps = if slots == 4 { 60_000 } else { 150_000 };
+            let chain = ExpandChain::new(6, bits, slots, 3, 8);
+            let chain = churn(
+                chain,
+                u64::from(bits) * 3 + slots as u64 + 100 * seed,
+                steps,
+            );
+            assert!(
+                chain.links() >= 3,
+                "{bits}x{slots}: only {} links",
+                chain.links()
+            );
+            assert!(
+                chain.doublings() >= 10,
+                "{bits}x{slots}: {} doublings",
+                chain.doublings()
             );
         }
     }

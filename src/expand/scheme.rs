@@ -17,6 +17,30 @@ pub(crate) struct Place {
     pub(crate) code: u32,
 }
 
+/// A key as one table sees it: its base bucket there and its stream from that table's
+/// first bit on (see "Links" in the module docs for tables after the first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub(crate) base_bucket: u64,
+    pub(crate) stream: u32,
+}
+
+/// 32 bits of a key's whole stream from bit `start` on (`start` at most 64): the hash's
+/// high half, then 64 bits spread from the whole hash. The first table reads bits 0 to
+/// 31; each later one starts where the one before stopped spending bits on addresses.
+#[inline]
+pub(crate) fn stream_window(hash: u64, start: u32) -> u32 {
+    debug_assert!(start <= 64);
+    if start == 0 {
+        return (hash >> 32) as u32;
+    }
+    let mut spread = hash ^ (hash >> 31);
+    spread = spread.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    spread ^= spread >> 29;
+    let whole = u128::from(hash >> 32) | u128::from(spread) << 32;
+    (whole >> start) as u32
+}
+
 /// What a stored code becomes when its table doubles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Split {
@@ -91,18 +115,30 @@ impl Scheme {
         if era == 0 { self.bits } else { self.bits - 1 }
     }
 
-    /// The first bucket at era 0, from the hash's low half.
+    /// The first bucket at era 0, in the lower half (side 1's), from the hash's low
+    /// half.
     #[inline]
     pub(crate) fn first_base_bucket(&self, hash: u64) -> u64 {
-        reduce(hash as u32, self.base)
+        reduce(hash as u32, self.base / 2)
     }
 
-    /// The key's stream on side 1: the hash's high half, with its first block made
-    /// non-zero (an era-0 code of 0 would read as an empty slot).
+    /// A stream with its first block made non-zero (an era-0 code of 0 would read as
+    /// an empty slot) by setting the block's top bit: the one stream bit that the link
+    /// before never reads (its last fresh codes end one bit earlier), so every link
+    /// sees the same stream.
     #[inline]
-    pub(crate) fn stream(&self, hash: u64) -> u32 {
-        let z = (hash >> 32) as u32;
-        z | u32::from(z & self.slot_mask() == 0)
+    pub(crate) fn nonzero_block(&self, stream: u32) -> u32 {
+        stream | (u32::from(stream & self.slot_mask() == 0) << (self.bits - 1))
+    }
+
+    /// A key of the first table: base bucket from the hash's low half, stream from its
+    /// high half.
+    #[inline]
+    pub(crate) fn key(&self, hash: u64) -> Key {
+        Key {
+            base_bucket: self.first_base_bucket(hash),
+            stream: self.nonzero_block(stream_window(hash, 0)),
+        }
     }
 
     /// The other side of `(base bucket, stream)`: the partner's base bucket and stream.
@@ -127,14 +163,16 @@ impl Scheme {
         // Past the block the two streams agree: the partner never depends on those bits
         // before era `bits`, past which a table no longer doubles well (module docs).
         let other_stream = (stream & !self.slot_mask()) | (r << a_bits) | other_a;
-        // Graf's alternate: (N − i − offset) mod N with an odd offset is an involution
-        // without fixed points on an even N.
-        let offset = 2 * self.scaled(symmetric) + 1;
-        let sum = base_bucket + offset;
-        let other_base = if sum <= self.base {
-            self.base - sum
+        // Side 1's base buckets are the lower half, side 2's the upper: a code then
+        // always sits on the same side for every key it answers for, which the removes
+        // across links rely on (module docs, "Links"). The offset within a half is the
+        // same from both sides, so this is an involution, and never a fixed point.
+        let half = self.base / 2;
+        let offset = self.scaled(symmetric);
+        let other_base = if base_bucket < half {
+            half + (base_bucket + offset) % half
         } else {
-            2 * self.base - sum
+            (base_bucket - half + half - offset) % half
         };
         (other_base, other_stream)
     }
@@ -151,6 +189,13 @@ impl Scheme {
         } else {
             (u64::from(symmetric) * half) >> self.bits
         }
+    }
+
+    /// The key's side-1 bucket at `era` numbered among side-1 buckets only (`0..N/2`):
+    /// the base bucket of a later link, which must stay in that link's lower half.
+    #[inline]
+    pub(crate) fn side_one_rank(&self, key: Key, era: Era) -> u64 {
+        key.base_bucket + self.base / 2 * u64::from(key.stream & low_bits(era))
     }
 
     /// The bucket of `(base bucket, stream)` at `era`: the stream's first `era` bits
@@ -173,10 +218,16 @@ impl Scheme {
         (1 << len) | ((stream >> era) & low_bits(len))
     }
 
+    /// Both of a first-table key's places at `era`, with fresh codes.
+    #[cfg(test)]
+    pub(crate) fn locate(&self, hash: u64, era: Era) -> [Place; 2] {
+        self.locate_key(self.key(hash), era)
+    }
+
     /// Both of a key's places at `era`, with fresh codes.
     #[inline]
-    pub(crate) fn locate(&self, hash: u64, era: Era) -> [Place; 2] {
-        let (first, stream) = (self.first_base_bucket(hash), self.stream(hash));
+    pub(crate) fn locate_key(&self, key: Key, era: Era) -> [Place; 2] {
+        let (first, stream) = (key.base_bucket, key.stream);
         let (second, other_stream) = self.mirror(first, stream);
         let len = self.fresh_len(era);
         [(first, stream), (second, other_stream)].map(|(base_bucket, stream)| Place {
@@ -259,14 +310,21 @@ mod tests {
     }
 
     #[test]
-    fn mirror_is_an_involution_and_never_its_own_partner() {
+    fn mirror_is_an_involution_between_the_halves() {
         let mut rng = fastrand::Rng::with_seed(1);
         for scheme in schemes() {
             for _ in 0..5_000 {
                 let hash = rng.u64(..);
-                let (first, stream) = (scheme.first_base_bucket(hash), scheme.stream(hash));
+                let Key {
+                    base_bucket: first,
+                    stream,
+                } = scheme.key(hash);
                 let (second, other) = scheme.mirror(first, stream);
-                assert!(second < scheme.buckets(0));
+                let half = scheme.buckets(0) / 2;
+                assert!(
+                    first < half && (half..2 * half).contains(&second),
+                    "sides keep to halves"
+                );
                 assert_ne!(first, second);
                 assert_ne!(
                     other & scheme.slot_mask(),
