@@ -169,10 +169,14 @@ impl Scheme {
         // same from both sides, so this is an involution, and never a fixed point.
         let half = self.base / 2;
         let offset = self.scaled(symmetric);
+        // Both terms are below `half`: a subtract kept only when it does not wrap, a
+        // conditional move rather than a division or a branch (which, taken half the
+        // time, cost a lookup's locate 5 ns in mispredictions).
+        let within = |sum: u64| sum.min(sum.wrapping_sub(half));
         let other_base = if base_bucket < half {
-            half + (base_bucket + offset) % half
+            half + within(base_bucket + offset)
         } else {
-            (base_bucket - half + half - offset) % half
+            within(base_bucket - half + (half - offset))
         };
         (other_base, other_stream)
     }
