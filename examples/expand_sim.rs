@@ -5,8 +5,9 @@
 //! newest table or sub-filter at 90% load), beside the model's bound.
 //!
 //! ```text
-//! cargo run --release --example expand_sim -- [first capacity] [bits] [eras] [negatives]
+//! cargo run --release --example expand_sim -- [first capacity] [bits] [doublings] [negatives] [link doublings]
 //! cargo run --release --example expand_sim -- 1000 16 12 1000000
+//! cargo run --release --example expand_sim -- 100 16 15 100000 15   # one table, no links
 //! ```
 //!
 //! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
@@ -40,6 +41,8 @@ fn main() {
     let bits = arg(2, 16) as u32;
     let eras = arg(3, 12) as u32;
     let negatives = arg(4, 1_000_000) as usize;
+    // How far each link doubles before the next starts: as far as one table doubles well.
+    let link_doublings = arg(5, u64::from(bits) - 4) as u32;
     let slots = 4;
     // The core filter's sizing: 95% load, a few spare buckets, an even count.
     let base = ((capacity as f64 / 0.95 / slots as f64).ceil() as u64
@@ -52,8 +55,8 @@ fn main() {
     );
 
     // Fill until `Full`, measuring each era once, when its load first reaches 90%.
-    let links = 1 + eras as usize / (bits as usize - 3);
-    let mut model = ExpandChain::new(base, bits, slots, bits - 4, links);
+    let links = 1 + eras as usize / (link_doublings as usize + 1);
+    let mut model = ExpandChain::new(base, bits, slots, link_doublings, links);
     let mut expand_rows = vec![(f64::NAN, f64::NAN, 0); eras as usize + 1];
     let mut state = 1u64;
     while model.doublings() <= eras {

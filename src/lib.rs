@@ -112,7 +112,9 @@
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts, the
 //! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
 //! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
-//! `builder` (the public API), `growable` ([`GrowableCuckooFilter`]), `recent`
+//! `builder` (the public API), `growable` ([`GrowableCuckooFilter`]), `expand` (the table
+//! that doubles in place: its scheme and reference model, with the design, behind the
+//! `test-hooks` feature until its engine replaces `growable`), `recent`
 //! ([`RecentFilter`]: generation tags, the slide, its builder), `stats`
 //! ([`Stats`]), `format` (snapshots: header, encode, decode, chunks, [`FilterView`],
 //! growable records, serde), and `sync` (the single std/loom switch, and the prefetch

@@ -63,8 +63,8 @@
 //! Without the Feistel round (`Π` the identity past an offset), both buckets of every
 //! key would share their low `d` stream bits, and the table would fall apart into `2^d`
 //! independent tables of `N0` buckets. Measured with the model (`examples/expand_sim`,
-//! first capacity 100, 16 bits): with `H ≡ 0` the doublings came at 100, 95, 88, 84, 74,
-//! 79, 80, 79, 70, 71, 72 and 72% load; with the round, at 96–99% through era 12.
+//! first capacity 100, 16 bits): with `H ≡ 0` the doublings came at 99, 95, 87, 84, 75,
+//! 79, 81, 79, 71, 73, 72 and 72% load; with the round, at 96–99% through era 12.
 //!
 //! # How far one table doubles
 //!
@@ -74,19 +74,21 @@
 //! The kick graph thins out as `d` nears `f`, whatever `Π` is; at `d = f` every bucket has
 //! a single partner and the table is a set of two-bucket tables. Measured with the model
 //! (4 slots, doubling when an insert finds no kick path of up to 5 moves, load at each
-//! doubling):
+//! doubling; `cargo run --release --example expand_sim -- 100 16 15 100000 15` and
+//! `-- 1000 8 8 100000 8`):
 //!
-//! | bits | eras 0 to f − 5 | era f − 4 | era f − 3 | era f − 2 | era f − 1 |
-//! |---|---|--:|--:|--:|--:|
-//! | 16 (first capacity 100) | 96.3–99.6% | 96.2% | 88.9% | 44.5% | 22.2% |
-//! | 16 (first capacity 1,000) | 97.0–98.2% | – | – | – | – |
-//! | 8 (first capacity 1,000) | 97.2–97.9% | 97.2% | 93.5% | 49.4% | 24.7% |
+//! | bits | eras 0 to f − 4 | era f − 3 | era f − 2 | era f − 1 |
+//! |---|---|--:|--:|--:|
+//! | 16 (first capacity 100) | 96.1–99.4% | 86.2% | 52.6% | – |
+//! | 8 (first capacity 1,000) | 96.8–98.3% | 86.5% | 47.6% | 23.8% |
 //!
 //! So one table doubles well `f − 4` times (4,096× at 16 bits, 16× at 8 bits), once
-//! more at a lower load, and no further. Neither a deeper kick search (7 or 9 moves
-//! gave the same 88.9% at era 13) nor starting the table at a later era from a smaller
-//! base helps: the first codes' information (base bucket and code bits) is fixed by the
-//! memory they occupy, and every doubling moves one bit of it into the address.
+//! more at a lower load, and no further. Neither a deeper kick search nor a later start
+//! helps. In a run of the scheme before its sides kept to halves, 7 or 9 moves gave the
+//! same 88.9% at era 13 as 5 moves. A table started at a later era from a smaller base
+//! gains nothing either: the first codes' information (base bucket and code bits) is
+//! fixed by the memory they occupy, and every doubling moves one bit of it into the
+//! address.
 //!
 //! # Links: growth past one table
 //!
@@ -142,8 +144,8 @@
 //! `FPR ≈ (2b / 2^f) · (2α + α_g · (d − 1))`: the chain's `(2b / 2^f) · (α_g · d + α_new)`
 //! at the same point of the same doubling. Era 0 is the core filter's bound exactly.
 //! Measured (`cargo run --release --example expand_sim -- 1000 16 12 1000000`, 10^6
-//! negatives at 90% load of each era, 16 bits): 0.0096% at era 0, 0.0558% at era 4,
-//! 0.1311% at era 10, 0.1524% at era 12, each within 10% of the bound; the chain at
+//! negatives at 90% load of each era, 16 bits): 0.0099% at era 0, 0.0536% at era 4,
+//! 0.1284% at era 10, 0.1510% at era 12, each within 10% of the bound; the chain at
 //! the same number of growths: 0.0129%, 0.0601%, 0.1317%, 0.1517%.
 //!
 //! # Limits
@@ -157,24 +159,48 @@
 //! # What a lookup costs
 //!
 //! Measured on the core filter's table with the scheme's locate and the prefix compare
-//! swapped in (era 12, default geometry, one pinned thread, 2·10^6 random keys, median
-//! of 9, AMD EPYC, no `RUSTFLAGS`, other builds running on the machine): the locate
-//! alone 7.5 ns against the core's 3.5; a whole lookup 1.34–1.59× the core's at 1 M
-//! and 8 M keys, inlined or not. The first version of the scheme (murmur finalizer,
-//! bit-reversed codes) measured 2.3–3.0×. What is left is the partner's two serial
-//! multiplies (`H(R)` and the offset) and the first bucket's second multiply.
+//! swapped in (a throwaway build: era 12, default geometry, one pinned thread, 2·10^6
+//! random keys, median of 9, AMD EPYC, no `RUSTFLAGS`, other builds running on the
+//! machine): the locate alone 3.75 ns against the core's 1.5; a whole lookup 1.62× the
+//! core's at 1 M keys (10.1 against 6.2 ns) and 1.44× at 8 M (53.5 against 37.2 ns),
+//! 1.58–1.65× through a non-inlined call. The first version of the scheme measured
+//! 2.3–3.0× (a murmur finalizer and two bit reversals per lookup); a branch in the
+//! halves' arithmetic cost another 5 ns of mispredictions before it became a
+//! conditional move. What is left is the partner's two serial multiplies (`H(R)` and the
+//! offset), the first bucket's second multiply (`N0 · t`), and the prefix compare's
+//! extra vector operations after the loads. A table still at era 0 compares by equality,
+//! as the core does.
 //!
 //! # Concurrency (the engine, next)
 //!
-//! The table is a list of segments that are never freed while the filter lives: the base
-//! table, then one segment per doubling of the size of everything before it. Bucket `b`
-//! of era `d` is offset `b − N0 · 2^(k−1)` of segment `k` (`k` the bit length of
-//! `z mod 2^d`), computed without a division. A doubling allocates the new segment and
-//! publishes the new era; each old stripe is then split lazily, under its own lock: its
-//! buckets' codes are rewritten in place or moved to their upper descendant, inside the
-//! stripe's seqlock window. A lookup of a bucket whose stripe is not yet split reads its
-//! parent at the previous era; a writer that needs such a stripe splits it first, so no
-//! writer waits for more than one stripe's split, and lookups never wait at all.
+//! What the concurrent engine will be, so that the model above is its specification:
+//!
+//! - **Segments, never freed.** The table is segment 0 (`N0` buckets) and one segment per
+//!   doubling of the size of everything before it, each a cache-line-aligned word array
+//!   with its own stripes, published once. Bucket `i0 + N0 · t` lies in segment `k`, the
+//!   bit length of `t`, at offset `i0 + N0 · (t − 2^(k−1))`: no division, and nothing a
+//!   reader holds is ever moved or freed, so lookups need no reclamation. A filter that
+//!   never grew carries no slot for segments it does not have.
+//! - **Doubling, lazily, stripe by stripe.** The insert that finds no room at the last era
+//!   allocates the next segment and publishes the new era. Each old stripe is then split
+//!   under its own lock, inside its seqlock window: every code of its buckets is
+//!   rewritten in place or moved to the bucket `N` above (which no writer touches before
+//!   the split is published). A stripe's era lives in its version word, so a reader pays
+//!   nothing new: a bucket whose stripe is not yet split is read as its parent at the
+//!   previous era. A writer that needs such a stripe splits it first, so it waits for at
+//!   most one stripe's split; the growing thread and later inserts split the rest a few
+//!   stripes at a time, and the next doubling waits until every stripe is split.
+//! - **One protocol.** Placement, kicks (BFS over the partner function, moves from the
+//!   empty end back) and removes are the core filter's, made generic over a layout that
+//!   supplies the locate, the partner, the compare (equality or prefix) and the storage;
+//!   the core filter's layout compiles to today's code.
+//! - **Links** are published the way sub-filters are today: set once, behind a count.
+//! - **Snapshots**: a new format kind that records `N0`, the era, each stripe's split
+//!   state and the links; every existing encoding still decodes into the type that wrote
+//!   it.
+//! - **Loom models**: a lookup racing a stripe's split, and an insert that must split the
+//!   stripe it needs, each with a mutation in `break_models.py` (the split's stores
+//!   outside the seqlock window; a writer that skips the split).
 
 pub(crate) mod model;
 pub(crate) mod scheme;
