@@ -180,8 +180,13 @@ pub fn register(ctx: &Context) -> Result<(), RedisError> {
             })
             .collect();
         // The binding's conversion keeps its strings (a few hundred bytes, once per
-        // load); the server copies what it keeps.
-        let mut args = get_redis_command_args(args).unwrap_or_default();
+        // load); the server copies what it keeps. It ends the array with a zeroed
+        // argument, and gives `None` for no arguments: then the pointer is null, never
+        // an empty vector's dangling one.
+        let mut args = get_redis_command_args(args);
+        let args_pointer = args
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |args| args.as_mut_ptr());
         let summary = CString::new(summary).expect("no NUL in a summary");
         let info = raw::RedisModuleCommandInfo {
             version: &INFO_VERSION,
@@ -192,7 +197,7 @@ pub fn register(ctx: &Context) -> Result<(), RedisError> {
             tips: std::ptr::null(),
             arity,
             key_specs: std::ptr::null_mut(),
-            args: args.as_mut_ptr(),
+            args: args_pointer,
         };
         set_command_info(ctx, name, &info)
             .map_err(|()| RedisError::String(format!("could not set the docs of {name}")))?;
