@@ -9,6 +9,12 @@
 //! of `CF.LOADCHUNK` pieces received and each piece. Version 0 records (a filter
 //! without the kind) still load.
 //!
+//! Loading: every read is checked (the binding's `load_*` report the server's read
+//! error) and the first failure, or a record that does not decode, returns null, which
+//! the server takes as a failed load. The module declares `HANDLE_IO_ERRORS` (in
+//! `lib.rs`), so a replica may parse a diskless transfer from the socket: a broken
+//! stream then fails the load instead of stopping the server.
+//!
 //! AOF rewrite: one `CF.LOADCHUNK` per piece of a dump of the key, so replaying the
 //! file rebuilds the same table.
 
