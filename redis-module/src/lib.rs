@@ -6,7 +6,7 @@
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
 //! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
-//! copy, digest) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
+//! copy, digest, defrag) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
 
