@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use redis_module::alloc::RedisAlloc;
 
 /// Every block Redis's allocator returns is at least this aligned.
-const GUARANTEED_ALIGN: usize = 8;
+pub const GUARANTEED_ALIGN: usize = 8;
 /// Bytes before an over-aligned address that hold its block's start.
 const HEADER: usize = std::mem::size_of::<*mut u8>();
 

@@ -21,7 +21,8 @@ const NOT_FOUND: &str = "ERR not found";
 const LOADING: &str = "ERR the filter is still being loaded with CF.LOADCHUNK";
 const INVALID_POSITION: &str = "Invalid position";
 const BAD_CHUNK: &str = "Couldn't load chunk!";
-const INVALID_HEADER: &str = "Invalid header";
+/// RedisBloom's reply to a header it cannot make a filter from.
+const INVALID_HEADER: &str = "Couldn't create filter!";
 const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// Whether `word` is the option `name`, in any case.

@@ -89,6 +89,8 @@ pub struct Counters {
     pub dump_pieces_sent: AtomicU64,
     pub chunks_loaded: AtomicU64,
     pub chunks_refused: AtomicU64,
+    /// Key values the active defragmentation moved.
+    pub defrag_values_moved: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -100,6 +102,7 @@ pub static COUNTERS: Counters = Counters {
     dump_pieces_sent: AtomicU64::new(0),
     chunks_loaded: AtomicU64::new(0),
     chunks_refused: AtomicU64::new(0),
+    defrag_values_moved: AtomicU64::new(0),
 };
 
 /// Adds `n` to a counter. Commands run one at a time on Redis's main thread (a module
@@ -124,6 +127,7 @@ pub fn info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
         .field("dump_pieces_sent", read(&c.dump_pieces_sent))?
         .field("chunks_loaded", read(&c.chunks_loaded))?
         .field("chunks_refused", read(&c.chunks_refused))?
+        .field("defrag_values_moved", read(&c.defrag_values_moved))?
         .build_section()?
         .build_info()?;
     Ok(())

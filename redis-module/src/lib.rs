@@ -6,7 +6,7 @@
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
 //! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
-//! copy, digest) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
+//! copy, digest, defrag) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
 
@@ -21,7 +21,9 @@ mod value;
 use redis_module::configuration::ConfigurationFlags;
 use std::os::raw::c_int;
 
-use redis_module::{AclCategory, Context, InfoContext, RedisString, Status, raw, redis_module};
+use redis_module::{
+    AclCategory, Context, InfoContext, ModuleOptions, RedisString, Status, raw, redis_module,
+};
 
 pub use native::CUCKOO_TYPE;
 
@@ -76,10 +78,16 @@ redis_module! {
     ]
 }
 
-/// Registers the module's `INFO` section (`INFO cuckoofilter`) and the commands'
-/// `COMMAND DOCS`. The binding registers
-/// a handler of its own first; Redis keeps the last one registered.
+/// Declares that the RDB load callback copes with read errors (see [`native`]) and
+/// that the module is aware of async loading (a replica with `repl-diskless-load
+/// swapdb` serves its old keys while it parses the new ones from the socket: the
+/// module keeps no state outside its keys' values, so the two sets never meet). A
+/// server allows diskless load only with both; without them it loads through a file.
+/// Then registers the module's `INFO` section (`INFO cuckoofilter`) and the commands'
+/// `COMMAND DOCS`. The binding registers an `INFO` handler of its own first; Redis keeps
+/// the last one registered.
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+    ctx.set_module_options(ModuleOptions::HANDLE_IO_ERRORS | ModuleOptions::HANDLE_REPL_ASYNC_LOAD);
     raw::register_info_function(ctx.ctx, Some(info_section));
     if let Err(error) = docs::register(ctx) {
         ctx.log_warning(&format!("{error}"));

@@ -9,15 +9,27 @@
 //! of `CF.LOADCHUNK` pieces received and each piece. Version 0 records (a filter
 //! without the kind) still load.
 //!
+//! Loading: every read is checked (the binding's `load_*` report the server's read
+//! error) and the first failure, or a record that does not decode, returns null, which
+//! the server takes as a failed load. The module declares `HANDLE_IO_ERRORS` (in
+//! `lib.rs`), so a replica may parse a diskless transfer from the socket: a broken
+//! stream then fails the load instead of stopping the server.
+//!
 //! AOF rewrite: one `CF.LOADCHUNK` per piece of a dump of the key, so replaying the
 //! file rebuilds the same table.
+//!
+//! Active defragmentation: [`defrag`] moves the key's value (the `KeyValue` block that
+//! Redis holds a pointer to) with the server's defrag allocator. The tables are owned by
+//! the library's filter, whose API gives no access to their allocations, so they stay
+//! where they are; see the function for why that costs little.
 
 use std::os::raw::{c_int, c_longlong, c_void};
 
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::config;
+use crate::alloc::GUARANTEED_ALIGN;
+use crate::config::{self, COUNTERS};
 use crate::dump::{Dump, PartialLoad, with_cursors};
 use crate::value::{CuckooKey, KeyValue, Settings};
 
@@ -46,7 +58,7 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
         free_effort: None,
         unlink: None,
         copy: Some(copy),
-        defrag: None,
+        defrag: Some(defrag),
         copy2: None,
         free_effort2: None,
         mem_usage2: None,
@@ -206,4 +218,43 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
         raw::RedisModule_DigestAddStringBuffer.unwrap()(md, bytes.as_ptr().cast(), bytes.len());
         raw::RedisModule_DigestEndSequence.unwrap()(md);
     }
+}
+
+/// Whether a key's value block came straight from `RedisModule_Alloc` (an alignment
+/// the server's allocator guarantees), which the defrag allocator can move; an
+/// over-aligned block starts before the pointer Redis holds (see `alloc.rs`).
+const VALUE_MOVABLE: bool = std::mem::align_of::<KeyValue>() <= GUARANTEED_ALIGN;
+
+/// Active defragmentation of one key: moves its `KeyValue` block (the filter's
+/// handles, settings and counters, a small allocation) to where the server's defrag
+/// allocator puts it, and counts the move in `INFO cuckoofilter`. The tables are not
+/// moved: the library's filter owns them and exposes no pointer to them. (Under
+/// jemalloc the server moves only blocks in small-size slabs, where fragmentation
+/// lives; a table of more than a few KiB is a large allocation of its own pages, which
+/// the server would not move either.) Returns 0: the key is done.
+unsafe extern "C" fn defrag(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: *mut raw::RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the API table is filled in once the module is loaded.
+    let Some(defrag_alloc) = (unsafe { raw::RedisModule_DefragAlloc }) else {
+        return 0;
+    };
+    if !VALUE_MOVABLE {
+        return 0;
+    }
+    // SAFETY: Redis passes its own slot for the key's value, which holds the pointer
+    // `into_raw` made: a block from `RedisModule_Alloc` (VALUE_MOVABLE), which
+    // `RedisModule_DefragAlloc` may copy to a new block, freeing the old one, or leave
+    // (null). A `KeyValue` holds no pointer into itself (no Rust value does without
+    // `Pin`), and nothing else points to it between commands, so the copy is the value.
+    unsafe {
+        let moved = defrag_alloc(ctx, *value);
+        if !moved.is_null() {
+            *value = moved;
+            config::count(&COUNTERS.defrag_values_moved, 1);
+        }
+    }
+    0
 }

@@ -453,3 +453,67 @@ fn cf_debug_is_redisbloom_s_line_and_survives_reload_restart_and_replication() {
     assert!(now.contains("items:998 deletes:2"), "{now}");
     assert_eq!(query::<String>(&mut rcon, &["CF.DEBUG", "d"]).unwrap(), now);
 }
+
+#[test]
+fn a_diskless_replica_loads_every_kind_from_the_socket() {
+    // The primary streams its RDB straight to the socket, and the replica parses it as
+    // it arrives (`swapdb`), which a server allows only when every module type declares
+    // that it handles read errors and every module that it is aware of async loading;
+    // otherwise it logs that it skips diskless load and
+    // goes through a file, which the log check below refuses.
+    let primary = Server::start_in(
+        scratch("diskless-primary"),
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    let dir = scratch("diskless-replica");
+    let log = dir.join("replica.log");
+    let replica = Server::start_in(
+        dir,
+        &[
+            "--repl-diskless-load",
+            "swapdb",
+            "--logfile",
+            log.to_str().unwrap(),
+        ],
+    );
+    let mut con = primary.connection();
+    let digests = fill_every_kind(&mut con);
+    let mut rcon = replica.connection();
+    query::<String>(
+        &mut rcon,
+        &["REPLICAOF", "127.0.0.1", &primary.port.to_string()],
+    )
+    .unwrap();
+    let synced: i64 = query(&mut con, &["WAIT", "1", "30000"]).unwrap();
+    assert_eq!(synced, 1, "the replica did not catch up");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !query::<String>(&mut rcon, &["INFO", "replication"])
+        .unwrap()
+        .contains("master_link_status:up")
+    {
+        assert!(Instant::now() < deadline, "the replica's link is not up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check_every_kind(&mut rcon, &digests);
+    for (key, expected) in &digests {
+        assert_eq!(
+            &digest(&mut con, key),
+            expected,
+            "{key} changed on the primary"
+        );
+    }
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !log.contains("Skipping diskless-load"),
+        "the replica refused diskless load:\n{log}"
+    );
+    assert!(
+        log.contains("EOF to parser"),
+        "the replica did not parse the stream directly:\n{log}"
+    );
+}
