@@ -69,7 +69,7 @@ redis_module! {
             ["expansion", &EXPANSION, 1, EXPANSION_RANGE.0, EXPANSION_RANGE.1, ConfigurationFlags::DEFAULT, None],
             ["max-iterations", &MAX_ITERATIONS, 20, MAX_ITERATIONS_RANGE.0, MAX_ITERATIONS_RANGE.1, ConfigurationFlags::DEFAULT, None],
             ["dump-chunk-bytes", &DUMP_CHUNK_BYTES, 4 << 20, DUMP_CHUNK_RANGE.0, DUMP_CHUNK_RANGE.1, ConfigurationFlags::MEMORY, None],
-            ["max-filter-bytes", &MAX_FILTER_BYTES, 128 << 20, MAX_FILTER_BYTES_RANGE.0, MAX_FILTER_BYTES_RANGE.1, ConfigurationFlags::MEMORY, None],
+            ["max-filter-bytes", &MAX_FILTER_BYTES, 256 << 20, MAX_FILTER_BYTES_RANGE.0, MAX_FILTER_BYTES_RANGE.1, ConfigurationFlags::MEMORY, None],
         ],
         string: [],
         bool: [],

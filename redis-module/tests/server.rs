@@ -692,7 +692,7 @@ fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
         &["CONFIG", "GET", "cuckoofilter.max-filter-bytes"],
     )
     .unwrap();
-    assert_eq!(limit[1], (128u64 << 20).to_string());
+    assert_eq!(limit[1], (256u64 << 20).to_string());
     for args in [
         &["CF.RESERVE", "k", "100000000000000"][..],
         &[
