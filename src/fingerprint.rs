@@ -71,7 +71,7 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     /// or `second` (the second's): a table that doubles in place stores codes
     /// `[0…][1][bits]`, and a code answers for a key's fresh code when the two agree
     /// below the stored code's delimiter (see `expand/mod.rs`). An empty slot never
-    /// answers.
+    /// answers. For codes of era 1 on: era-0 codes compare by equality.
     #[doc(hidden)]
     #[cfg(any(test, feature = "test-hooks"))]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;

@@ -55,15 +55,18 @@
 //!   non-zero), `R' = R`;
 //! - past the block the two streams agree.
 //!
-//! The pair's symmetric information `(R, min(A, A'))` gives Graf's odd offset `r` for
-//! `j0 = (N0 − i0 − r) mod N0` (an involution with no fixed point on any even `N0`).
+//! Side 1's base buckets are the lower half of the base table, side 2's the upper half
+//! (see "Links" for why). The pair's symmetric information `(R, min(A, A'))` gives an
+//! offset `r` in `0..N0/2`, and `j0 = N0/2 + (i0 + r) mod N0/2`; from side 2 the same
+//! `r` leads back, so the map is an involution with no fixed point on any even `N0`.
 //! `H(R)` is the top bits of `R` times an odd constant: it must not be linear in `R`
 //! (see `mirror`).
 //!
 //! Without the Feistel round (`Π` the identity past an offset), both buckets of every
 //! key would share their low `d` stream bits, and the table would fall apart into `2^d`
-//! independent tables of `N0` buckets. Measured with the model (`examples/expand_sim`,
-//! first capacity 100, 16 bits): with `H ≡ 0` the doublings came at 99, 95, 87, 84, 75,
+//! independent tables of `N0` buckets. Measured with the model (`examples/expand_sim --
+//! 100 16 12 200000` after a one-off edit that sets `H ≡ 0` in `mirror`, first capacity
+//! 100, 16 bits): with `H ≡ 0` the doublings came at 99, 95, 87, 84, 75,
 //! 79, 81, 79, 71, 73, 72 and 72% load; with the round, at 96–99% through era 12.
 //!
 //! # How far one table doubles
@@ -95,8 +98,10 @@
 //! Past its last good era a table stops doubling and a *link* starts: a new table twice
 //! its size, with the same scheme, in which every key's stream goes on where the older
 //! link stopped spending bits on addresses. The new link's base bucket of a key is its
-//! side-1 bucket in the older link one doubling further, and its stream starts right
-//! after the bits that bucket spent. Inserts go to the newest link; lookups ask every
+//! side-1 bucket in the older link one doubling further, numbered among that link's
+//! side-1 buckets (so that it lies in the new link's lower half), and its stream starts
+//! right after the bits that bucket spent. A link that stopped short of its doublings
+//! (at 2^32 buckets) starts no further link. Inserts go to the newest link; lookups ask every
 //! link (one probe of two buckets each: one link covers 4,096× of growth at 16 bits).
 //!
 //! A remove takes the longest match over all links, which is always in the newest link
@@ -116,8 +121,9 @@
 //! and `-- 1000 8 12 1000000`): at 16 bits the second link starts at doubling 13 and
 //! the doublings stay at 96–99% load through 17; at 8 bits (links of 4 doublings) three
 //! links reach 12 doublings at 95–98%. Either way the measured false-positive rate at
-//! each doubling is within 7% of the chain of sub-filters' at the same number of
-//! growths.
+//! each doubling is about the chain of sub-filters' at the same number of growths
+//! (within ±11% over runs of these commands with other negative counts: within the
+//! sampling noise of a few hundred false positives).
 //!
 //! # Removes that never lose another key
 //!
@@ -192,8 +198,20 @@
 //!   stripes at a time, and the next doubling waits until every stripe is split.
 //! - **One protocol.** Placement, kicks (BFS over the partner function, moves from the
 //!   empty end back) and removes are the core filter's, made generic over a layout that
-//!   supplies the locate, the partner, the compare (equality or prefix) and the storage;
-//!   the core filter's layout compiles to today's code.
+//!   supplies the locate, the partner, the compare (equality or prefix), which matching
+//!   copy a remove takes (the first, or the longest) and the storage; the core filter's
+//!   layout compiles to today's code. A test must catch an engine that removes the first
+//!   match instead of the longest.
+//! - **Mixed eras during a split.** While a link splits from era 0 to 1, one bucket of a
+//!   pair can hold era-0 codes (compared by equality) and the other era-1 codes (by
+//!   prefix): the compare takes a per-lane choice, or two passes, while a split is under
+//!   way, and its test covers such pairs. Removes split the stripes they need first, as
+//!   inserts do, so that "longest" compares codes of one era.
+//! - **Adversarial keys.** More than `2b` live keys that share a base bucket and a first
+//!   block, but not later bits, fill their pair with codes no kick can move; the table
+//!   doubles until their codes tell them apart, where the core filter would answer
+//!   `Full`. With the seeded hasher such keys are a chance of about `2^−(log2 N0 + f)`
+//!   each; the engine bounds the doublings a single insert may cause.
 //! - **Links** are published the way sub-filters are today: set once, behind a count.
 //! - **Snapshots**: a new format kind that records `N0`, the era, each stripe's split
 //!   state and the links; every existing encoding still decodes into the type that wrote

@@ -139,7 +139,8 @@ impl ExpandModel {
     ///
     /// `TooManyCopies` when both buckets hold only codes that answer for this key,
     /// `Full` when no path frees a slot and the table may not double again. Either way
-    /// nothing changed.
+    /// no code was added or lost (the table may have doubled first, which changes no
+    /// answer).
     pub fn insert(&mut self, hash: u64) -> Result<(), InsertError> {
         self.insert_key(self.scheme.key(hash))
     }
@@ -419,7 +420,11 @@ impl ExpandChain {
             let links = self.links.len();
             let (newest, start) = self.links.last_mut().expect("a link");
             match newest.insert_key(key) {
-                Err(InsertError::Full) if links < self.max_links => {
+                // A link that stopped short of its doublings (at 2^32 buckets) ends the
+                // chain: the next link's keys assume the older one's last era.
+                Err(InsertError::Full)
+                    if links < self.max_links && newest.era() == self.link_doublings =>
+                {
                     let next_start = *start + self.link_doublings + 1;
                     let bits = newest.scheme.bits();
                     let base = 2 * newest.buckets();

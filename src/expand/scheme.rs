@@ -98,7 +98,8 @@ impl Scheme {
     /// within 2^32 buckets.
     pub(crate) fn max_era(&self) -> Era {
         let by_stream = 33 - self.bits;
-        let by_buckets = (1u64 << 32).div_ceil(self.base).ilog2();
+        // Rounded down: `base · 2^era` must stay within 2^32.
+        let by_buckets = ((1u64 << 32) / self.base).ilog2();
         by_stream.min(by_buckets)
     }
 
@@ -123,9 +124,9 @@ impl Scheme {
     }
 
     /// A stream with its first block made non-zero (an era-0 code of 0 would read as
-    /// an empty slot) by setting the block's top bit: the one stream bit that the link
-    /// before never reads (its last fresh codes end one bit earlier), so every link
-    /// sees the same stream.
+    /// an empty slot) by setting the block's top bit: a stream bit that the link before
+    /// never reads (its last fresh codes end two bits earlier), so every link sees the
+    /// same stream.
     #[inline]
     pub(crate) fn nonzero_block(&self, stream: u32) -> u32 {
         stream | (u32::from(stream & self.slot_mask() == 0) << (self.bits - 1))
@@ -152,13 +153,17 @@ impl Scheme {
         let r = (stream >> a_bits) & low_bits(r_bits);
         // H(R): the top bits of a multiply. H(0) = 0, so a non-zero block stays
         // non-zero. H must not be linear in R: the classes a bucket's partners fall in
-        // are its own class xor H(R), and a linear H (R repeated across A's width was
-        // tried) spans only `r_bits` dimensions, so the classes fell apart into
-        // separate tables again (doublings at 91–93% load from era 9, against 96–97%).
+        // are its own class xor H(R), and a linear H (R repeated across A's width, tried
+        // in a one-off run before the sides kept to halves) spans only `r_bits`
+        // dimensions, so the classes fell apart into separate tables again (16-bit
+        // doublings at 91–93% load from era 9, against 96–97%). At 8 bits R has 2 bits,
+        // so H spans at most 2 dimensions anyway; each class there still holds `8 · N0`
+        // buckets.
         let other_a = a ^ (r.wrapping_mul(0x9E37_79B9) >> (32 - a_bits));
         // The same on both sides: R, and the smaller A half. (Their sum costs one
-        // operation less and collides more: 8-bit doublings at 89% and 68% load in eras
-        // 4 and 5, against 97% and 91%.)
+        // operation less and collides more: in a one-off run before the sides kept to
+        // halves, 8-bit doublings came at 89% and 68% load in eras 4 and 5, against 97%
+        // and 91% with the minimum.)
         let symmetric = (r << a_bits) | a.min(other_a);
         // Past the block the two streams agree: the partner never depends on those bits
         // before era `bits`, past which a table no longer doubles well (module docs).
@@ -392,6 +397,23 @@ mod tests {
                         let other = scheme.partner(old.bucket, old.code, era + 1);
                         assert!(other.bucket == fresh[0].bucket || other.bucket == fresh[1].bucket);
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_era_stays_within_2_to_the_32_buckets() {
+        for base in [2, 6, 268, 4_194_306, 1 << 31, (1 << 32) - 2] {
+            for bits in [8, 16] {
+                let scheme = Scheme::new(base, bits);
+                let era = scheme.max_era();
+                assert!(scheme.buckets(era) <= 1 << 32, "base {base}: era {era}");
+                if era < 33 - bits {
+                    assert!(
+                        scheme.buckets(era + 1) > 1 << 32,
+                        "base {base}: era {era} stops early"
+                    );
                 }
             }
         }
