@@ -45,11 +45,11 @@ pub(crate) struct Stripes {
     /// Boxed, not inline: no atomic may sit in the struct itself. A lookup reaches the
     /// stripes through `&self`, and only a struct free of interior mutability (`Freeze`)
     /// lets rustc mark that reference `noalias readonly`; without it LLVM must assume the
-    /// lookup's `Acquire` version load may publish new `versions` and `table` pointers, and
-    /// reloads them before each table access (1.7× per lookup through a call that is not
-    /// inlined, BENCHMARKS.md). Not cache-padded: padding would add 128 bytes to every
-    /// filter (a fifth of a small `RecentFilter`'s fixed part) for a word written twice
-    /// per snapshot.
+    /// lookup's `Acquire` version loads may publish new `versions` and `table` pointers, and
+    /// reloads them after each (1.7× per lookup through a call that is not inlined:
+    /// BENCHMARKS.md, "Calls that are not inlined"). Not cache-padded: padding would add
+    /// 128 bytes to every filter (a fifth of a small `RecentFilter`'s fixed part) for a
+    /// word written twice per snapshot.
     snapshots: Box<AtomicUsize>,
 }
 
