@@ -12,7 +12,9 @@
 //!   the same keys in the same order, batched, and through a trait object (id
 //!   `concurrent-cuckoo-filter/dyn`). The plain id inlines `contains` into the loop; `dyn`
 //!   times the code a caller that does not inline it runs, where a slowdown can hide from
-//!   the inlined loop (see `common::DynFilter`).
+//!   the inlined loop (see `common::DynFilter`). The slowdown it was added for measured
+//!   1.7× at 1M with `-C target-cpu=native` and at most 1.05× without (BENCHMARKS.md,
+//!   "Calls that are not inlined"): compare with the flags users build with.
 //! - `read_only` (95% load): 1 and 2 pinned threads, lookups half positive, half negative.
 //! - `mixed` (95% load): 1 and 2 pinned threads, 90% lookups (half positive), 5% inserts,
 //!   5% removes; only the filters whose writers take `&self`.
