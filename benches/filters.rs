@@ -5,10 +5,16 @@
 //!
 //! - `insert`: fill an empty filter to the load; one element is one insert. This crate
 //!   also through `insert_many` (id `concurrent-cuckoo-filter/insert_many`), the same keys
-//!   in one batch.
+//!   in one batch, and through a trait object (id `concurrent-cuckoo-filter/dyn`), each
+//!   insert a call the compiler cannot inline.
 //! - `lookup_positive`, `lookup_negative`: one thread, keys that are / are not in the filter;
 //!   this crate also through `contains_many` (id `concurrent-cuckoo-filter/contains_many`),
-//!   the same keys in the same order, batched.
+//!   the same keys in the same order, batched, and through a trait object (id
+//!   `concurrent-cuckoo-filter/dyn`). The plain id inlines `contains` into the loop; `dyn`
+//!   times the code a caller that does not inline it runs, where a slowdown can hide from
+//!   the inlined loop (see `common::DynFilter`). The slowdown it was added for measured
+//!   1.7× at 1M with `-C target-cpu=native` and at most 1.05× without (BENCHMARKS.md,
+//!   "Calls that are not inlined"): compare with the flags users build with.
 //! - `read_only` (95% load): 1 and 2 pinned threads, lookups half positive, half negative.
 //! - `mixed` (95% load): 1 and 2 pinned threads, 90% lookups (half positive), 5% inserts,
 //!   5% removes; only the filters whose writers take `&self`.
@@ -128,6 +134,12 @@ fn insert_many(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload) {
     insert_with(g, &id, w, common::fill_many);
 }
 
+/// [`insert`] for this crate through a trait object, of the same keys.
+fn insert_dyn(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload) {
+    let id = format!("{}/dyn", Ours::NAME);
+    insert_with(g, &id, w, common::fill_dyn);
+}
+
 /// Times filling a fresh filter with `fill` (which returns the keys it refused);
 /// building the filter (allocation, first write) is not timed.
 fn insert_with<F: BenchFilter>(
@@ -165,6 +177,12 @@ fn lookup<F: BenchFilter>(
 fn lookup_many(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload, positive: bool) {
     let id = format!("{}/contains_many", Ours::NAME);
     lookup_with(g, &id, w, &w.ours, positive, common::probe_many);
+}
+
+/// [`lookup`] for this crate through a trait object, on the same filter and keys.
+fn lookup_dyn(g: &mut BenchmarkGroup<'_, WallTime>, w: &Workload, positive: bool) {
+    let id = format!("{}/dyn", Ours::NAME);
+    lookup_with(g, &id, w, &w.ours, positive, common::probe_dyn);
 }
 
 /// Times `probe` (which looks up `n` keys from a cursor and returns the hits) on the
@@ -295,6 +313,7 @@ fn benches(c: &mut Criterion) {
             g.sampling_mode(SamplingMode::Flat);
             insert::<Ours>(&mut g, &w);
             insert_many(&mut g, &w);
+            insert_dyn(&mut g, &w);
             insert::<CuckooCrate>(&mut g, &w);
             insert::<AtomicCuckoo>(&mut g, &w);
             insert::<Sbbf>(&mut g, &w);
@@ -304,6 +323,7 @@ fn benches(c: &mut Criterion) {
                 let mut g = group(c, name, &w, 1);
                 lookup(&mut g, &w, &w.ours, positive);
                 lookup_many(&mut g, &w, positive);
+                lookup_dyn(&mut g, &w, positive);
                 lookup(&mut g, &w, &w.cuckoo, positive);
                 lookup(&mut g, &w, &w.atomic, positive);
                 lookup(&mut g, &w, &w.sbbf, positive);

@@ -40,6 +40,9 @@ pub struct CuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
     pub(crate) hasher: S,
 }
 
+// The default hasher holds only its seed; a caller's own hasher decides for itself.
+crate::raw::assert_freeze!(CuckooFilter, CuckooFilter<u8, 8>, CuckooFilter<u32, 4>);
+
 impl CuckooFilter {
     /// A default filter (16-bit fingerprints, 4 slots per bucket, stable default hasher)
     /// that holds `items` distinct keys without a failed insert.

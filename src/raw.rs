@@ -29,6 +29,30 @@ pub(crate) struct RawFilter<F, const B: usize> {
     pub(crate) untag: u64,
 }
 
+/// Fails to compile if a type on the lookup path holds an atomic, a lock or any other
+/// cell inline (is not `Freeze`). Lookups read the table and stripe pointers through
+/// `&self`; rustc marks that reference `noalias readonly` only for a `Freeze` struct, and
+/// without the mark LLVM reloads those pointers after each `Acquire` load of a lookup (a
+/// lookup through a call that is not inlined took 1.7× as long: BENCHMARKS.md, "Calls
+/// that are not inlined"). Keep such state behind a `Box`. The check: a constant may not
+/// borrow a temporary with interior mutability (E0492), and `MaybeUninit<T>` has it
+/// exactly when `T` does. (`core::marker::Freeze` itself is unstable.)
+macro_rules! assert_freeze {
+    ($($ty:ty),+ $(,)?) => {
+        $(const _: &std::mem::MaybeUninit<$ty> = &std::mem::MaybeUninit::uninit();)+
+    };
+}
+pub(crate) use assert_freeze;
+
+assert_freeze!(
+    RawFilter<u8, 4>,
+    RawFilter<u8, 8>,
+    RawFilter<u16, 4>,
+    RawFilter<u16, 8>,
+    RawFilter<u32, 4>,
+    RawFilter<u32, 8>,
+);
+
 /// What an insert under the pair lock managed to do.
 pub(crate) enum Placement {
     Inserted,

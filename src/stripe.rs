@@ -41,7 +41,16 @@ pub(crate) struct Stripes {
     writers: Box<[WriterStripe]>,
     /// Snapshots copying the table now; kick moves wait while it is not 0 (see
     /// [`pause_moves`](Self::pause_moves)). Written only by snapshots, read by each move.
-    snapshots: AtomicUsize,
+    ///
+    /// Boxed, not inline: no atomic may sit in the struct itself. A lookup reaches the
+    /// stripes through `&self`, and only a struct free of interior mutability (`Freeze`)
+    /// lets rustc mark that reference `noalias readonly`; without it LLVM must assume the
+    /// lookup's `Acquire` version loads may publish new `versions` and `table` pointers, and
+    /// reloads them after each (1.7× per lookup through a call that is not inlined:
+    /// BENCHMARKS.md, "Calls that are not inlined"). Not cache-padded: padding would add
+    /// 128 bytes to every filter (a fifth of a small `RecentFilter`'s fixed part) for a
+    /// word written twice per snapshot.
+    snapshots: Box<AtomicUsize>,
 }
 
 /// Kick moves are paused while this lives: a snapshot copies the table meanwhile.
@@ -85,7 +94,7 @@ impl Stripes {
                     count: AtomicUsize::new(0),
                 })
                 .collect(),
-            snapshots: AtomicUsize::new(0),
+            snapshots: Box::new(AtomicUsize::new(0)),
         }
     }
 
@@ -102,7 +111,9 @@ impl Stripes {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of_val(&*self.versions) + std::mem::size_of_val(&*self.writers)
+        std::mem::size_of_val(&*self.versions)
+            + std::mem::size_of_val(&*self.writers)
+            + std::mem::size_of::<AtomicUsize>()
     }
 
     /// Fingerprints stored, summed over the stripes (exact when no writer is active).

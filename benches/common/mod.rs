@@ -311,6 +311,50 @@ pub fn fill_many(filter: &mut Ours, keys: &[u64]) -> usize {
     refused
 }
 
+/// This crate's lookups and inserts behind a trait object, as a caller the compiler does
+/// not inline into calls them (a plugin interface, filters of several kinds in a `Vec`):
+/// each call runs a method compiled on its own, that knows of the filter only its
+/// `&self`. Inlined into a benchmark loop, the filter's methods can be optimised with what
+/// the loop knows, so a slowdown of the code a real call runs can hide from the other
+/// ids: one made every lookup reload the table pointers after its first atomic load, 1.7×
+/// slower through a call and no slower inlined (BENCHMARKS.md, "Calls that are not
+/// inlined").
+pub trait DynFilter {
+    fn contains(&self, key: u64) -> bool;
+    fn insert(&self, key: u64) -> bool;
+}
+
+impl DynFilter for Ours {
+    fn contains(&self, key: u64) -> bool {
+        Ours::contains(self, &key)
+    }
+
+    fn insert(&self, key: u64) -> bool {
+        self.insert_shared(key)
+    }
+}
+
+/// [`fill`] through [`DynFilter`]: each insert a call through the trait object.
+pub fn fill_dyn(filter: &mut Ours, keys: &[u64]) -> usize {
+    // Hidden from the optimiser, so that it cannot see the concrete type and inline.
+    let filter: &dyn DynFilter = black_box(&*filter);
+    keys.iter()
+        .filter(|&&key| !filter.insert(black_box(key)))
+        .count()
+}
+
+/// [`probe`] through [`DynFilter`]: each lookup a call through the trait object.
+pub fn probe_dyn(filter: &Ours, keys: &[u64], cursor: &mut usize, n: u64) -> u64 {
+    let filter: &dyn DynFilter = black_box(filter);
+    probe_runs(keys, cursor, n, |run| {
+        let mut hits = 0;
+        for &key in run {
+            hits += u64::from(filter.contains(black_box(key)));
+        }
+        hits
+    })
+}
+
 /// A filter filled with the positive keys, built on first use and then shared by the
 /// lookup and multi-threaded groups of its size and load.
 pub struct Filled<F> {
