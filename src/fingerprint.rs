@@ -246,24 +246,29 @@ impl Fingerprint for u32 {
     }
 }
 
+/// The `2 · slots` slot values of `pair`, in slot order: what the scalar kernels read.
 #[cfg(any(test, not(target_endian = "little")))]
-/// The exact, portable kernel: the oracle for the SIMD ones, and the kernel on
-/// big-endian targets, where SIMD lane order would not match slot order.
-#[inline]
-pub(crate) fn match_pair_scalar(pair: &Pair, fp: u64, bits: u32, slots: usize) -> u32 {
+fn slot_values(pair: &Pair, bits: u32, slots: usize) -> impl Iterator<Item = u64> + '_ {
     let slot_mask = if bits == 64 {
         u64::MAX
     } else {
         (1u64 << bits) - 1
     };
-    let mut mask = 0;
-    for k in 0..2 * slots {
+    (0..2 * slots).map(move |k| {
         let offset = k * bits as usize;
-        if (pair[offset / 64] >> (offset % 64)) & slot_mask == fp {
-            mask |= 1 << k;
-        }
-    }
-    mask
+        (pair[offset / 64] >> (offset % 64)) & slot_mask
+    })
+}
+
+#[cfg(any(test, not(target_endian = "little")))]
+/// The exact, portable kernel: the oracle for the SIMD ones, and the kernel on
+/// big-endian targets, where SIMD lane order would not match slot order.
+#[inline]
+pub(crate) fn match_pair_scalar(pair: &Pair, fp: u64, bits: u32, slots: usize) -> u32 {
+    slot_values(pair, bits, slots)
+        .enumerate()
+        .filter(|&(_, value)| value == fp)
+        .fold(0, |mask, (k, _)| mask | 1 << k)
 }
 
 /// The exact, portable prefix kernel: the oracle for [`Fingerprint::match_pair_prefix`].
@@ -275,22 +280,14 @@ pub(crate) fn match_pair_prefix_scalar(
     bits: u32,
     slots: usize,
 ) -> u32 {
-    let slot_mask = if bits == 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
-    let mut mask = 0;
-    for k in 0..2 * slots {
-        let offset = k * bits as usize;
-        let code = (pair[offset / 64] >> (offset % 64)) & slot_mask;
-        let query = if k < slots { first } else { second };
-        // Bits below the delimiter (the code's highest set bit) must agree.
-        if code != 0 && (code ^ query) & ((1 << code.ilog2()) - 1) == 0 {
-            mask |= 1 << k;
-        }
-    }
-    mask
+    slot_values(pair, bits, slots)
+        .enumerate()
+        .filter(|&(k, code)| {
+            let query = if k < slots { first } else { second };
+            // Bits below the delimiter (the code's highest set bit) must agree.
+            code != 0 && (code ^ query) & ((1 << code.ilog2()) - 1) == 0
+        })
+        .fold(0, |mask, (k, _)| mask | 1 << k)
 }
 
 /// The kernel this build uses: SIMD where lanes follow slot order, else scalar.
