@@ -50,9 +50,10 @@ pub(crate) enum Split {
     Both { code: u32 },
 }
 
-/// Bits of the stream's first block that feed the partner's bucket offset through the
-/// Feistel round (`A`); the other `bits − FEISTEL_KEEP` bits (`R`) stay the same on
-/// both sides and key the round. See "The partner" in the module docs.
+/// Bits of the stream's first block that the Feistel round flips on the way to the
+/// partner (`A`: the bits spent on addresses while a table doubles well); the other 4
+/// (2 at 8 bits) bits (`R`) stay the same on both sides and key the round. See "The
+/// partner" in the module docs.
 const fn feistel_address_bits(bits: u32) -> u32 {
     if bits <= 8 { bits - 2 } else { bits - 4 }
 }
