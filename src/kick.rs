@@ -14,6 +14,7 @@ use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
 use crate::index::Candidates;
 use crate::raw::{Placement, RawFilter};
+use crate::stripe::{Access, Locked, Shared};
 
 use smallvec::SmallVec;
 
@@ -140,9 +141,14 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// The slow path of an insert whose two buckets were full; counts what it did.
     #[cold]
     #[inline(never)]
-    pub(crate) fn insert_kicking(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
+    pub(crate) fn insert_kicking<A: Access>(
+        &self,
+        access: A,
+        c: Candidates,
+        unique: bool,
+    ) -> Result<bool, InsertError> {
         let stripe = self.stripe_of(c.i1);
-        match self.kick_and_place(c, unique) {
+        match self.kick_and_place(access, c, unique) {
             Ok((inserted, moves)) => {
                 if moves > 0 {
                     self.counters.kicked(stripe, moves);
@@ -154,20 +160,25 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// Searches and moves, then places the key; how many moves the placing path took.
-    fn kick_and_place(&self, c: Candidates, unique: bool) -> Result<(bool, usize), InsertError> {
+    fn kick_and_place<A: Access>(
+        &self,
+        access: A,
+        c: Candidates,
+        unique: bool,
+    ) -> Result<(bool, usize), InsertError> {
         let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
             // A plain insert puts its fingerprint into the slot the last move frees, under
             // that move's lock (which covers the key's bucket): no second locking round.
             // `insert_unique` must re-check both buckets under their pair lock instead.
             let fill = (!unique).then_some(c.fp);
-            let Some(moves) = self.make_room(c, fill, &mut nodes)? else {
+            let Some(moves) = self.make_room_with(access, c, fill, &mut nodes)? else {
                 continue;
             };
             if fill.is_some() && moves > 0 {
                 return Ok((true, moves));
             }
-            let guard = self.lock_candidates(c);
+            let guard = self.lock_candidates_with(access, c);
             match self.place(&guard, c, unique) {
                 Placement::Inserted => return Ok((true, moves)),
                 Placement::AlreadyPresent => return Ok((false, moves)),
@@ -190,12 +201,23 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         fill: Option<u64>,
         nodes: &mut Tree,
     ) -> Result<Option<usize>, InsertError> {
+        self.make_room_with(Shared, c, fill, nodes)
+    }
+
+    /// [`make_room`](Self::make_room) through `access`.
+    pub(crate) fn make_room_with<A: Access>(
+        &self,
+        access: A,
+        c: Candidates,
+        fill: Option<u64>,
+        nodes: &mut Tree,
+    ) -> Result<Option<usize>, InsertError> {
         let end = self.search(c, nodes).ok_or(InsertError::Full)?;
         let moves = PathMoves::new(nodes, end);
         let count = moves.len();
         let applied = moves.enumerate().all(|(k, step)| {
             let fill = fill.filter(|_| k + 1 == count);
-            self.apply(step, fill)
+            self.apply(access, step, fill)
         });
         Ok(applied.then_some(count))
     }
@@ -259,10 +281,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     ///
     /// While a snapshot copies the table the move waits for it (unlocked, so plain writes
     /// to these buckets go on), then checks the path again.
-    fn apply(&self, step: Move, fill: Option<u64>) -> bool {
+    fn apply<A: Access>(&self, access: A, step: Move, fill: Option<u64>) -> bool {
         let (from_stripe, to_stripe) = (self.stripe_of(step.from), self.stripe_of(step.to));
         let guard = loop {
-            let guard = self.stripes.lock_pair(from_stripe, to_stripe);
+            let guard = access.lock_pair(&self.stripes, from_stripe, to_stripe);
             if self.table.slot(step.from, step.from_slot) != step.fp
                 || self.table.slot(step.to, step.to_slot) != 0
             {

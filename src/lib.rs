@@ -112,7 +112,9 @@
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts, the
 //! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
 //! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
-//! `builder` (the public API), `growable` ([`GrowableCuckooFilter`]), `expand` (the table
+//! `builder` (the public API), `exclusive` ([`ExclusiveFilter`]: the operations without
+//! locks for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]),
+//! `expand` (the table
 //! that doubles in place: its scheme and reference model, with the design, behind the
 //! `test-hooks` feature until its engine replaces `growable`), `recent`
 //! ([`RecentFilter`]: generation tags, the slide, its builder), `stats`
@@ -135,6 +137,7 @@
 mod batch;
 mod builder;
 mod error;
+mod exclusive;
 // The table that doubles in place: for now its scheme and reference model, used by the
 // tests and simulations only (the engine that uses them replaces `growable` next).
 #[cfg(any(test, feature = "test-hooks"))]
@@ -155,6 +158,7 @@ mod table;
 
 pub use builder::Builder;
 pub use error::{BuildError, InsertError, InsertManyError};
+pub use exclusive::ExclusiveFilter;
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
 pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};

@@ -7,7 +7,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::index::{Candidates, Indexer};
 use crate::stats::Counters;
-use crate::stripe::{PairGuard, Stripes};
+use crate::stripe::{Access, Locked, PairGuard, Shared, Stripes};
 use crate::sync::Backoff;
 use crate::table::Table;
 
@@ -107,8 +107,13 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     #[inline]
     pub(crate) fn lock_candidates(&self, c: Candidates) -> PairGuard<'_> {
-        self.stripes
-            .lock_pair(self.stripe_of(c.i1), self.stripe_of(c.i2))
+        self.lock_candidates_with(Shared, c)
+    }
+
+    /// [`lock_candidates`](Self::lock_candidates) through `access`.
+    #[inline]
+    pub(crate) fn lock_candidates_with<A: Access>(&self, access: A, c: Candidates) -> A::Guard<'_> {
+        access.lock_pair(&self.stripes, self.stripe_of(c.i1), self.stripe_of(c.i2))
     }
 
     /// Slots of `c`'s two buckets that hold its fingerprint.
@@ -130,8 +135,19 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// [`contains`](Self::contains) on candidates already located.
     #[inline]
     pub(crate) fn contains_at(&self, c: Candidates) -> bool {
+        self.contains_with(Shared, c)
+    }
+
+    /// [`contains_at`](Self::contains_at) through `access`.
+    #[inline]
+    pub(crate) fn contains_with<A: Access>(&self, access: A, c: Candidates) -> bool {
         let fp = c.fp; // by value: a captured `c` would be kept on the stack
-        self.read(c, move |pair| pair_holds::<F>(pair, fp, B), |&hit| hit)
+        self.read_with(
+            access,
+            c,
+            move |pair| pair_holds::<F>(pair, fp, B),
+            |&hit| hit,
+        )
     }
 
     /// Starts fetching both of `c`'s buckets into the cache, so that a read of them a
@@ -146,9 +162,16 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// mid-move may be counted twice, never missed.
     #[inline]
     pub(crate) fn count(&self, hash: u64) -> usize {
+        self.count_with(Shared, hash)
+    }
+
+    /// [`count`](Self::count) through `access`.
+    #[inline]
+    pub(crate) fn count_with<A: Access>(&self, access: A, hash: u64) -> usize {
         let c = self.locate(hash);
         let fp = c.fp;
-        self.read(
+        self.read_with(
+            access,
             c,
             move |pair| match_pair::<F>(pair, fp, B).count(),
             |_| false,
@@ -168,6 +191,22 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         probe: impl Fn(&Pair) -> R,
         is_final: impl Fn(&R) -> bool,
     ) -> R {
+        self.read_with(Shared, c, probe, is_final)
+    }
+
+    /// [`read`](Self::read) through `access`: with exclusive access no move can overlap,
+    /// so the copy is probed as loaded.
+    #[inline]
+    pub(crate) fn read_with<A: Access, R>(
+        &self,
+        _access: A,
+        c: Candidates,
+        probe: impl Fn(&Pair) -> R,
+        is_final: impl Fn(&R) -> bool,
+    ) -> R {
+        if !A::SHARED {
+            return probe(&self.table.load_pair(c.i1, c.i2));
+        }
         let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
         let stamp = self.stripes.stamp(s1, s2);
         let answer = probe(&self.table.load_pair(c.i1, c.i2));
@@ -223,6 +262,17 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// check both buckets and place atomically, so it takes the pair lock, as does a
     /// plain insert whose chosen bucket filled up in between.
     pub(crate) fn insert_at(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
+        self.insert_with(Shared, c, unique)
+    }
+
+    /// [`insert_at`](Self::insert_at) through `access`: the same steps, so exclusive
+    /// access leaves exactly the table shared access would.
+    pub(crate) fn insert_with<A: Access>(
+        &self,
+        access: A,
+        c: Candidates,
+        unique: bool,
+    ) -> Result<bool, InsertError> {
         // Loading the buckets before any lock also brings them into cache, which
         // shortens the critical section.
         let pair = self.table.load_pair(c.i1, c.i2);
@@ -233,16 +283,16 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             // those. Any stale view is decided there too.
             let copies = match_pair::<F>(&pair, c.fp, B);
             if copies.count() < 2 * B && !(unique && copies.any()) {
-                return self.insert_kicking(c, unique);
+                return self.insert_kicking(access, c, unique);
             }
         } else if !unique {
             let (bucket, _) = Self::emptier_bucket(c, empty);
-            if self.place_in_bucket(bucket, c.fp) {
+            if self.place_in_bucket(access, bucket, c.fp) {
                 return Ok(true);
             }
         }
         let placement = {
-            let guard = self.lock_candidates(c);
+            let guard = self.lock_candidates_with(access, c);
             self.place(&guard, c, unique)
         };
         match placement {
@@ -251,7 +301,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             Placement::OnlyCopies => {
                 Err(self.refused(self.stripe_of(c.i1), InsertError::TooManyCopies))
             }
-            Placement::Full => self.insert_kicking(c, unique),
+            Placement::Full => self.insert_kicking(access, c, unique),
         }
     }
 
@@ -267,8 +317,8 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Stores `fp` in a free slot of `bucket` under that bucket's stripe lock alone;
     /// false (and nothing changed) if the bucket has no free slot.
-    fn place_in_bucket(&self, bucket: usize, fp: u64) -> bool {
-        self.replace_in_bucket(bucket, 0, fp)
+    fn place_in_bucket<A: Access>(&self, access: A, bucket: usize, fp: u64) -> bool {
+        self.replace_in_bucket(access, bucket, 0, fp)
     }
 
     /// Replaces the first slot of `bucket` holding `old` with `new` (one of them 0: a
@@ -276,10 +326,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// false (and nothing changed) if no slot holds `old`. Every other write to the
     /// bucket (an insert, a remove, a kick move into or out of it) holds the same stripe
     /// lock, so the check and the store are one atomic step.
-    fn replace_in_bucket(&self, bucket: usize, old: u64, new: u64) -> bool {
+    fn replace_in_bucket<A: Access>(&self, access: A, bucket: usize, old: u64, new: u64) -> bool {
         debug_assert!((old == 0) != (new == 0));
         let stripe = self.stripe_of(bucket);
-        let guard = self.stripes.lock_one(stripe);
+        let guard = access.lock_pair(&self.stripes, stripe, stripe);
         let Some(slot) = self.slot_holding(bucket, old) else {
             return false;
         };
@@ -313,7 +363,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     /// Puts the fingerprint into a free slot of the emptier of its two buckets. The caller
     /// holds `c`'s pair lock, so the check and the store are one atomic step.
-    pub(crate) fn place(&self, guard: &PairGuard<'_>, c: Candidates, unique: bool) -> Placement {
+    pub(crate) fn place(&self, guard: &impl Locked, c: Candidates, unique: bool) -> Placement {
         let pair = self.table.load_pair(c.i1, c.i2);
         let copies = match_pair::<F>(&pair, c.fp, B);
         if unique && copies.any() {
@@ -352,7 +402,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     #[cfg(feature = "test-hooks")]
     pub(crate) fn insert_into(&self, hash: u64, bucket: usize) -> bool {
         let c = self.locate(hash);
-        (bucket == c.i1 || bucket == c.i2) && self.place_in_bucket(bucket, c.fp)
+        (bucket == c.i1 || bucket == c.i2) && self.place_in_bucket(Shared, bucket, c.fp)
     }
 
     /// Removes one copy of `hash`'s fingerprint; false if there is none.
@@ -362,14 +412,19 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// the one seen was moved away meanwhile, does the remove take the pair lock, under
     /// which no copy can move between the two buckets, so `false` is a true answer.
     pub(crate) fn remove(&self, hash: u64) -> bool {
+        self.remove_with(Shared, hash)
+    }
+
+    /// [`remove`](Self::remove) through `access`.
+    pub(crate) fn remove_with<A: Access>(&self, access: A, hash: u64) -> bool {
         let c = self.locate(hash);
         if let Some(hit) = self.matches(c).first() {
             let (bucket, _) = Self::bucket_and_slot(c, hit);
-            if self.replace_in_bucket(bucket, c.fp, 0) {
+            if self.replace_in_bucket(access, bucket, c.fp, 0) {
                 return true;
             }
         }
-        let guard = self.lock_candidates(c);
+        let guard = self.lock_candidates_with(access, c);
         let Some(hit) = self.matches(c).first() else {
             return false;
         };

@@ -1,4 +1,5 @@
-//! Writer stripes: locks, move versions and item counts.
+//! Writer stripes: locks, move versions and item counts, and the two ways an operation
+//! reaches them (`Access`: shared, through locks and stamps; exclusive, through neither).
 //!
 //! Stripe `s` covers every table word `w` with `w mod S = s` (`S` a power of two). A
 //! writer locks the stripes of the words it changes, so each word has exactly one
@@ -199,12 +200,6 @@ impl Stripes {
         }
     }
 
-    /// Locks stripe `s` alone, for a write to a single bucket.
-    #[inline]
-    pub(crate) fn lock_one(&self, s: usize) -> PairGuard<'_> {
-        self.lock_pair(s, s)
-    }
-
     /// Locks every stripe (ascending) and zeroes the counts; the table is the caller's
     /// to clear while the returned guard lives.
     pub(crate) fn lock_all_and_reset(&self) -> AllLocked<'_> {
@@ -253,40 +248,145 @@ pub(crate) struct PairGuard<'a> {
     _high: Option<LockGuard<'a>>,
 }
 
+/// How an operation reaches the stripes: through their locks and seqlock stamps
+/// ([`Shared`], any number of threads), or through neither ([`Exclusive`], the only
+/// thread). The operations' protocols are written once, generic over it; the two
+/// compile to separate code, so the shared path pays nothing for the other.
+pub(crate) trait Access: Copy {
+    /// Whether other threads may read or write meanwhile: lookups then stamp and
+    /// validate, and writers lock.
+    const SHARED: bool;
+    /// What a writer holds while it writes two stripes' words and counts.
+    type Guard<'s>: Locked;
+
+    /// Locks stripes `a` and `b` (or, exclusively, only names them).
+    fn lock_pair(self, stripes: &Stripes, a: usize, b: usize) -> Self::Guard<'_>;
+}
+
+/// Access by any number of threads at once: the protocols' locks and stamps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shared;
+
+impl Access for Shared {
+    const SHARED: bool = true;
+    type Guard<'s> = PairGuard<'s>;
+
+    #[inline]
+    fn lock_pair(self, stripes: &Stripes, a: usize, b: usize) -> PairGuard<'_> {
+        stripes.lock_pair(a, b)
+    }
+}
+
+/// Access by one thread that holds the filter mutably, so no other thread can read or
+/// write it while this exists: no lock, no read-modify-write, no stamp. Made only by
+/// [`Exclusive::of`], from a `&mut` that the caller keeps borrowed for as long as it
+/// uses the token.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Exclusive(());
+
+impl Exclusive {
+    /// The token for the holder of `_filter`'s only reference.
+    pub(crate) fn of<T>(_filter: &mut T) -> Self {
+        Self(())
+    }
+}
+
+impl Access for Exclusive {
+    const SHARED: bool = false;
+    type Guard<'s> = Unlocked<'s>;
+
+    #[inline]
+    fn lock_pair(self, stripes: &Stripes, _: usize, _: usize) -> Unlocked<'_> {
+        Unlocked(stripes)
+    }
+}
+
+/// Leave to write two stripes' words and counts: their locks ([`PairGuard`]), or
+/// exclusive access to the whole filter ([`Unlocked`]). Only through one does a count
+/// or a move version change.
+pub(crate) trait Locked {
+    /// One more fingerprint in `stripe` (one of the two).
+    fn count_added(&self, stripe: usize);
+    /// One fingerprint fewer in `stripe` (one of the two).
+    fn count_removed(&self, stripe: usize);
+    /// Whether a snapshot is copying the table, so that no kick move may run now (see
+    /// [`Stripes::pause_moves`]); a mover checks it holding its locks, and if so
+    /// releases them and waits.
+    fn moves_paused(&self) -> bool;
+    /// Runs `rewrite` (a kick move's stores) so that no reader trusts a copy taken
+    /// across it.
+    fn while_moving(&self, rewrite: impl FnOnce());
+}
+
+/// Adds `delta` (1 or −1) to a stripe's count: a load and a store, since its one
+/// writer holds the stripe's lock or the whole filter.
+#[inline]
+fn add_to_count(count: &AtomicUsize, delta: isize) {
+    count.store(
+        count.load(Ordering::Relaxed).wrapping_add_signed(delta),
+        Ordering::Relaxed,
+    );
+}
+
+/// [`Exclusive`] access's stand-in for a [`PairGuard`].
+pub(crate) struct Unlocked<'a>(&'a Stripes);
+
+impl Locked for Unlocked<'_> {
+    #[inline]
+    fn count_added(&self, stripe: usize) {
+        add_to_count(&self.0.writers[stripe].count, 1);
+    }
+
+    #[inline]
+    fn count_removed(&self, stripe: usize) {
+        add_to_count(&self.0.writers[stripe].count, -1);
+    }
+
+    /// A snapshot reads through `&self`, which no one has while the filter is held
+    /// mutably.
+    #[inline]
+    fn moves_paused(&self) -> bool {
+        false
+    }
+
+    /// No reader can overlap the move: its stores need no stamps.
+    #[inline]
+    fn while_moving(&self, rewrite: impl FnOnce()) {
+        rewrite();
+    }
+}
+
 impl PairGuard<'_> {
     #[inline]
     fn count(&self, stripe: usize) -> &AtomicUsize {
         debug_assert!(stripe == self.low || stripe == self.high);
         &self.stripes.writers[stripe].count
     }
+}
 
+impl Locked for PairGuard<'_> {
     /// One more fingerprint in `stripe` (one of the locked two).
     #[inline]
-    pub(crate) fn count_added(&self, stripe: usize) {
-        let count = self.count(stripe);
-        count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    fn count_added(&self, stripe: usize) {
+        add_to_count(self.count(stripe), 1);
     }
 
     /// One fingerprint fewer in `stripe` (one of the locked two).
     #[inline]
-    pub(crate) fn count_removed(&self, stripe: usize) {
-        let count = self.count(stripe);
-        count.store(count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+    fn count_removed(&self, stripe: usize) {
+        add_to_count(self.count(stripe), -1);
     }
 
-    /// Whether a snapshot is copying the table, so that no kick move may run now (see
-    /// [`Stripes::pause_moves`]); a mover checks it holding its locks, and if so releases
-    /// them and waits.
     #[inline]
-    pub(crate) fn moves_paused(&self) -> bool {
+    fn moves_paused(&self) -> bool {
         self.stripes.snapshots.load(Ordering::Relaxed) != 0
     }
 
-    /// Runs `rewrite` (a kick move's stores) between the seqlock's odd and even stamps of
-    /// both locked stripes, so a reader that overlaps it retries instead of trusting a
-    /// copy that may show the fingerprint in neither bucket.
+    /// Runs `rewrite` between the seqlock's odd and even stamps of both locked stripes,
+    /// so a reader that overlaps it retries instead of trusting a copy that may show
+    /// the fingerprint in neither bucket.
     #[inline]
-    pub(crate) fn while_moving(&self, rewrite: impl FnOnce()) {
+    fn while_moving(&self, rewrite: impl FnOnce()) {
         let versions = &self.stripes.versions;
         let stripes = if self.low == self.high {
             &[self.low][..]

@@ -38,7 +38,7 @@ use crate::index::Candidates;
 use crate::kick::{MAX_SEARCHES, Tree};
 use crate::raw::RawFilter;
 use crate::stats::{Stats, false_positive_bound};
-use crate::stripe::PairGuard;
+use crate::stripe::{Locked, PairGuard};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 use crate::table::Table;
 use tags::{Tags, untag_pair};
