@@ -73,12 +73,16 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     /// below the stored code's delimiter (see `expand/mod.rs`). An empty slot never
     /// answers. For codes of era 1 on: era-0 codes compare by equality.
     #[doc(hidden)]
-    #[cfg(any(test, feature = "test-hooks"))]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
+
+    /// Slots of `pair` that equal `first` (the first bucket's lanes) or `second` (the
+    /// second's): a table that doubles in place at era 0 stores a key's two sides as
+    /// different codes. `first` and `second` must not be 0.
+    #[doc(hidden)]
+    fn match_pair_each(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
 }
 
 /// `code` repeated in every `bits`-bit lane of a word.
-#[cfg(any(test, feature = "test-hooks"))]
 #[inline]
 fn lanes_of(code: u64, bits: u32) -> u64 {
     code * (u64::MAX / ((1u64 << bits) - 1))
@@ -89,7 +93,6 @@ fn lanes_of(code: u64, bits: u32) -> u64 {
 /// `code >> 1` (both are below the delimiter's power of two); the unsigned `>=` is a
 /// saturating subtract that comes out 0. An empty lane (0) would pass that test, so it
 /// is taken out.
-#[cfg(any(test, feature = "test-hooks"))]
 macro_rules! prefix_hits {
     ($codes:expr, $queries:expr, $zero:expr, $one:expr) => {{
         let codes = $codes;
@@ -141,7 +144,6 @@ impl Fingerprint for u8 {
         lanes.simd_eq(u8x16::splat(fp as u8)).any()
     }
 
-    #[cfg(any(test, feature = "test-hooks"))]
     #[inline]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
         let (first, second) = (lanes_of(first, 8), lanes_of(second, 8));
@@ -156,6 +158,27 @@ impl Fingerprint for u8 {
         let queries: u8x16 = bytemuck::cast(queries);
         let hits = prefix_hits!(codes, queries, u8x16::splat(0), u8x16::splat(1));
         valid_lanes(hits.to_bitmask(), slots)
+    }
+
+    #[inline]
+    fn match_pair_each(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let (codes, queries) = if slots == 4 {
+            (
+                [pair[0], 0],
+                [
+                    ((first & 0xFF) * 0x0101_0101) | ((second & 0xFF) * (0x0101_0101 << 32)),
+                    0,
+                ],
+            )
+        } else {
+            (
+                [pair[0], pair[1]],
+                [lanes_of(first, 8), lanes_of(second, 8)],
+            )
+        };
+        let codes: u8x16 = bytemuck::cast(codes);
+        let queries: u8x16 = bytemuck::cast(queries);
+        valid_lanes(codes.simd_eq(queries).to_bitmask(), slots)
     }
 }
 
@@ -184,7 +207,6 @@ impl Fingerprint for u16 {
         }
     }
 
-    #[cfg(any(test, feature = "test-hooks"))]
     #[inline]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
         let (first, second) = (lanes_of(first, 16), lanes_of(second, 16));
@@ -196,6 +218,20 @@ impl Fingerprint for u16 {
             let codes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
             let queries: u16x16 = bytemuck::cast([first, first, second, second]);
             prefix_hits!(codes, queries, u16x16::splat(0), u16x16::splat(1)).to_bitmask()
+        }
+    }
+
+    #[inline]
+    fn match_pair_each(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let (first, second) = (lanes_of(first, 16), lanes_of(second, 16));
+        if slots == 4 {
+            let codes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
+            let queries: u16x8 = bytemuck::cast([first, second]);
+            codes.simd_eq(queries).to_bitmask()
+        } else {
+            let codes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+            let queries: u16x16 = bytemuck::cast([first, first, second, second]);
+            codes.simd_eq(queries).to_bitmask()
         }
     }
 }
@@ -228,7 +264,6 @@ impl Fingerprint for u32 {
         }
     }
 
-    #[cfg(any(test, feature = "test-hooks"))]
     #[inline]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
         let (first, second) = (lanes_of(first, 32), lanes_of(second, 32));
@@ -242,6 +277,20 @@ impl Fingerprint for u32 {
             let (first, second) = (u32x8::splat(first as u32), u32x8::splat(second as u32));
             let low_hits = prefix_hits!(low, first, zero, one).to_bitmask();
             low_hits | (prefix_hits!(high, second, zero, one).to_bitmask() << 8)
+        }
+    }
+
+    #[inline]
+    fn match_pair_each(pair: &Pair, first: u64, second: u64, slots: usize) -> u32 {
+        let low: u32x8 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+        if slots == 4 {
+            let (first, second) = (lanes_of(first, 32), lanes_of(second, 32));
+            let queries: u32x8 = bytemuck::cast([first, first, second, second]);
+            low.simd_eq(queries).to_bitmask()
+        } else {
+            let high: u32x8 = bytemuck::cast([pair[4], pair[5], pair[6], pair[7]]);
+            let low_hits = low.simd_eq(u32x8::splat(first as u32)).to_bitmask();
+            low_hits | (high.simd_eq(u32x8::splat(second as u32)).to_bitmask() << 8)
         }
     }
 }
@@ -341,6 +390,20 @@ mod tests {
                     "bits {} slots {slots} needle {needle:#x} pair {pair:x?}",
                     F::BITS
                 );
+                // Per-bucket equality: `needle` for the first bucket, its neighbour
+                // (or `fp`) for the second.
+                let other = if needle == fp { fp ^ 1 } else { fp };
+                let low = (1u32 << slots) - 1;
+                let each = (expected & low)
+                    | (match_pair_scalar(&pair, other, F::BITS, slots) & (low << slots));
+                if needle != 0 && other != 0 {
+                    assert_eq!(
+                        F::match_pair_each(&pair, needle, other, slots),
+                        each,
+                        "each: bits {} slots {slots} needles {needle:#x} {other:#x} pair {pair:x?}",
+                        F::BITS
+                    );
+                }
                 if needle != 0 {
                     assert_eq!(
                         F::pair_holds(&pair, needle, slots),

@@ -77,6 +77,12 @@ impl ExpandModel {
         &self.loads_at_doubling
     }
 
+    /// Every slot's code, bucket by bucket (0: empty).
+    #[cfg(test)]
+    pub(crate) fn codes(&self) -> &[u32] {
+        &self.codes
+    }
+
     fn bucket(&self, bucket: u64) -> &[u32] {
         &self.codes[bucket as usize * self.slots..][..self.slots]
     }

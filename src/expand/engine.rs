@@ -1,0 +1,1130 @@
+//! The concurrent table that doubles in place: the scheme of `scheme.rs` on segments
+//! that are never moved (`segments.rs`), with stripes that grow with the table
+//! (`stripes.rs`). Its single-threaded specification is `model.rs`: driven alone, this
+//! table holds the model's codes slot for slot (`tests/expand.rs` checks it).
+//!
+//! # The protocol
+//!
+//! The table's state is one *era word* (era, and how many stripes that era has), and
+//! each stripe's version word, whose top bit says whether the stripe's buckets are
+//! *split*: hold codes of the current era, or still those of the era before.
+//!
+//! - **Lookups** read the era word, locate the key's two buckets at that era, and stamp
+//!   both buckets' stripes. A bucket in a stripe not yet split is read as its parent
+//!   (the bucket it came from, `b mod N_(e−1)`) with the key's code of the era before;
+//!   then the stamps and the era word are checked again, and any change means a retry.
+//!   So a lookup never waits for a doubling, and only retries when a split or a kick
+//!   move overlapped its read, as in the core filter; after a few retries it reads
+//!   under the two stripes' locks.
+//! - **Writers** split the stripes they need first (each under its own lock, inside its
+//!   seqlock window), then lock the pair and check that the era word has not changed:
+//!   a doubling holds every lock, so while a writer holds one the era and the split
+//!   state of its stripes stay put. A writer thus waits at most for the split of a
+//!   stripe it needs, never for the whole table.
+//! - **A doubling** (an insert that finds no kick path, at least half full): under the
+//!   growth lock, every stripe not yet split at the current era is split, the next
+//!   table segment (and, while the stripes keep up with the table, the next stripe
+//!   segment) is allocated and published, and then, holding every stripe lock, each
+//!   stripe is marked unsplit and the new era word is stored with `Release`. Nothing is
+//!   copied there: each stripe's codes move later, when a writer needs that stripe or
+//!   the next doubling comes.
+//!
+//! Why a lookup never misses a key: every store that moves or rewrites a code (a kick
+//! move, a split) happens inside the seqlock window of the stripe that holds the code,
+//! whose stamp the lookup validates, and a writer of a later era loaded that era word
+//! before its window opened, so a lookup that began at an earlier era sees the new era
+//! word when it validates (the fence pairs as in the core filter's seqlock).
+
+use std::collections::TryReserveError;
+
+use super::scheme::{Era, Key, Place, Scheme, Split};
+use super::segments::{Segments, position};
+use super::stripes::{GrowingStripes, SPLIT, bumped, target_stripes};
+use crate::error::InsertError;
+use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
+use crate::sync::{AtomicU32, Backoff, Lock, LockGuard, Ordering, fence};
+use crate::table::Table;
+
+/// Optimistic attempts a lookup makes before it reads under the pair lock (as the core
+/// filter's).
+const OPTIMISTIC_ATTEMPTS: usize = 8;
+
+/// Searches (each followed by its moves) before an insert gives up on a table: a search
+/// repeats only when a concurrent writer broke its path or took the freed slot.
+const MAX_SEARCHES: usize = 8;
+
+/// Doublings one insert may cause. A doubling that did not make room for a key is one
+/// whose buckets are full of codes that no doubling tells apart (more than `2b` keys
+/// that share a base bucket and a first block: see "Adversarial keys" in the module
+/// docs); doubling again would cost memory and free nothing.
+const MAX_DOUBLINGS_PER_INSERT: usize = 1;
+
+/// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
+const fn max_moves(slots: usize) -> usize {
+    if slots <= 4 { 5 } else { 3 }
+}
+
+/// The era and the stripe count it has, in one word (era in the low byte, the stripe
+/// count's log2 above it), published with `Release` after everything it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct EraWord(u32);
+
+impl EraWord {
+    fn new(era: Era, stripes: usize) -> Self {
+        Self(era | (stripes.ilog2() << 8))
+    }
+
+    #[inline]
+    fn era(self) -> Era {
+        self.0 & 0xFF
+    }
+
+    #[inline]
+    fn stripes(self) -> usize {
+        1 << (self.0 >> 8)
+    }
+}
+
+/// The table's mutable state, boxed so the table itself holds no atomic inline (see
+/// `raw::assert_freeze!`).
+struct Control {
+    era: AtomicU32,
+    /// Held by the one thread that doubles the table.
+    growing: Lock,
+}
+
+/// One side of a key: its base bucket and its stream on that side.
+#[derive(Clone, Copy, Debug)]
+struct Side {
+    base: u64,
+    stream: u32,
+}
+
+/// A bucket as its base bucket and descendant: bucket `base + N0 · descendant`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Spot {
+    base: u64,
+    descendant: u64,
+}
+
+/// A bucket to read, the code the key has there, and the era its codes are of.
+#[derive(Clone, Copy, Debug)]
+struct View {
+    spot: Spot,
+    query: u64,
+    era: Era,
+}
+
+/// A writer's view of a key: both buckets at `word`'s era, both stripes split.
+#[derive(Clone, Copy, Debug)]
+struct Ready {
+    word: EraWord,
+    views: [View; 2],
+    stripes: [usize; 2],
+}
+
+/// What an insert under the pair lock managed to do.
+enum Placement {
+    Inserted,
+    AlreadyPresent,
+    OnlyCopies,
+    Full,
+    /// The era changed since the key was located: locate again.
+    Stale,
+}
+
+/// One move of a kick path: `code` in `from`'s slot `from_slot` goes to slot `to_slot`
+/// of `to` as `to_code`.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    from: u64,
+    from_slot: usize,
+    code: u64,
+    to: u64,
+    to_slot: usize,
+    to_code: u64,
+}
+
+/// A bucket the kick search reached, and how: the code in slot `slot` of the parent
+/// node's bucket would move here. Roots have no parent.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    bucket: u64,
+    parent: usize,
+    slot: usize,
+    depth: usize,
+}
+
+/// Why a kick search found no room.
+enum NoRoom {
+    /// No path within the bounds at this era.
+    Full,
+    /// The era changed meanwhile.
+    Stale,
+}
+
+pub(crate) struct ExpandTable<F, const B: usize> {
+    scheme: Scheme,
+    base_buckets: u64,
+    tables: Segments<Table<F, B>>,
+    stripes: GrowingStripes,
+    control: Box<Control>,
+    max_era: Era,
+}
+
+crate::raw::assert_freeze!(ExpandTable<u8, 4>, ExpandTable<u16, 4>, ExpandTable<u16, 8>);
+
+impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
+    /// Buckets per table word: 2 for 32-bit buckets, else 1. Two buckets that share a
+    /// word must share a stripe.
+    const PER_WORD: u64 = if B * (F::BITS as usize) < 64 {
+        64 / (B * F::BITS as usize) as u64
+    } else {
+        1
+    };
+
+    const SUPPORTED: () = assert!(
+        (F::BITS == 8 || F::BITS == 16) && (B == 4 || B == 8),
+        "a table that doubles in place holds 8- or 16-bit codes, 4 or 8 to a bucket"
+    );
+
+    /// A table of `base_buckets` buckets at era 0 in `stripes` stripes, that may double
+    /// `max_doublings` times (at most as often as its codes allow). `stripes` must be a
+    /// power of two and `2 · stripes · (buckets per word)` must divide `base_buckets`
+    /// (see [`sizes_for`](Self::sizes_for)).
+    pub(crate) fn new(
+        base_buckets: u64,
+        stripes: usize,
+        max_doublings: Era,
+    ) -> Result<Self, TryReserveError> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SUPPORTED;
+        debug_assert!(stripes.is_power_of_two());
+        debug_assert!(base_buckets.is_multiple_of(2 * stripes as u64 * Self::PER_WORD));
+        let scheme = Scheme::new(base_buckets, F::BITS);
+        let max_era = max_doublings.min(scheme.max_era());
+        Ok(Self {
+            scheme,
+            base_buckets,
+            tables: Segments::new(
+                Table::with_words(base_buckets as usize, [])?,
+                max_era as usize,
+            ),
+            stripes: GrowingStripes::new(stripes),
+            control: Box::new(Control {
+                era: AtomicU32::new(EraWord::new(0, stripes).0),
+                growing: Lock::default(),
+            }),
+            max_era,
+        })
+    }
+
+    /// Base buckets and first stripes for `items` codes at era 0 and `load`: the
+    /// buckets rounded up so that the stripes divide them (by at most 1.6%).
+    pub(crate) fn sizes_for(items: usize, load: f64) -> (u64, usize) {
+        let wanted = ((items as f64 / (B as f64 * load)).ceil() as u64).max(2);
+        let stripes = target_stripes(wanted);
+        let unit = 2 * stripes as u64 * Self::PER_WORD;
+        (wanted.div_ceil(unit) * unit, stripes)
+    }
+
+    /// The most doublings codes of this width pay for: one table doubles well `f − 4`
+    /// times and once more at a lower load (module docs, "How far one table doubles").
+    pub(crate) const fn good_doublings() -> Era {
+        F::BITS - 3
+    }
+
+    /// `hash` as this table sees it.
+    #[inline]
+    pub(crate) fn key(&self, hash: u64) -> Key {
+        self.scheme.key(hash)
+    }
+
+    #[inline]
+    fn word(&self) -> EraWord {
+        EraWord(self.control.era.load(Ordering::Acquire))
+    }
+
+    /// Doublings so far.
+    pub(crate) fn era(&self) -> Era {
+        self.word().era()
+    }
+
+    /// Buckets at `era`.
+    #[inline]
+    fn buckets(&self, era: Era) -> u64 {
+        self.base_buckets << era
+    }
+
+    /// Slots now.
+    pub(crate) fn capacity(&self) -> usize {
+        (self.buckets(self.era()) as usize).saturating_mul(B)
+    }
+
+    /// Stripes now.
+    pub(crate) fn stripe_count(&self) -> usize {
+        self.word().stripes()
+    }
+
+    /// Codes stored (a void's copies each count); exact when no writer is active.
+    pub(crate) fn len(&self) -> usize {
+        self.stripes.total_count(self.word().stripes())
+    }
+
+    /// Bytes: the struct, every table segment, every stripe, the control block.
+    pub(crate) fn memory_usage(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + std::mem::size_of::<Control>()
+            + self.tables.iter().map(Table::memory_usage).sum::<usize>()
+            + self.tables.slot_bytes()
+            + self.stripes.memory_usage()
+    }
+
+    /// The false-positive bound now: each code answers for a key never inserted with
+    /// probability `2^−len` (`1/(2^f − 1)` at era 0), and lies in one of its two buckets
+    /// with probability `2/N` (module docs, "False positives"). Reads every slot.
+    pub(crate) fn false_positive_bound(&self) -> f64 {
+        let word = self.word();
+        let era = word.era();
+        let mut mass = 0.0;
+        for index in 0..self.buckets(era) {
+            let Some((table, offset)) = self.table_at(self.spot_of(index)) else {
+                continue;
+            };
+            // A bucket of a stripe not split yet holds codes of the era before (and a
+            // child bucket nothing): read it as such.
+            let stripe = self.stripe_of(index, word);
+            let split = self
+                .stripes
+                .version(stripe)
+                .is_none_or(|v| v.load(Ordering::Acquire) & SPLIT != 0);
+            let code_era = if split || era == 0 { era } else { era - 1 };
+            for code in table.load_bucket(offset as usize) {
+                if code != 0 {
+                    mass += if code_era == 0 {
+                        1.0 / ((1u64 << F::BITS) - 1) as f64
+                    } else {
+                        0.5f64.powi(self.scheme.len_of(code as u32, code_era) as i32)
+                    };
+                }
+            }
+        }
+        2.0 * mass / self.buckets(era) as f64
+    }
+
+    // ----- addressing -----
+
+    #[inline]
+    fn sides(&self, key: Key) -> [Side; 2] {
+        let (base, stream) = self.scheme.mirror(key.base_bucket, key.stream);
+        [
+            Side {
+                base: key.base_bucket,
+                stream: key.stream,
+            },
+            Side { base, stream },
+        ]
+    }
+
+    #[inline]
+    fn spot(side: Side, era: Era) -> Spot {
+        Spot {
+            base: side.base,
+            descendant: u64::from(side.stream) & ((1u64 << era) - 1),
+        }
+    }
+
+    #[inline]
+    fn index(&self, spot: Spot) -> u64 {
+        spot.base + self.base_buckets * spot.descendant
+    }
+
+    fn spot_of(&self, index: u64) -> Spot {
+        Spot {
+            base: index % self.base_buckets,
+            descendant: index / self.base_buckets,
+        }
+    }
+
+    /// The key's side at `era`, read as `era`'s codes.
+    #[inline]
+    fn view(&self, side: Side, era: Era) -> View {
+        View {
+            spot: Self::spot(side, era),
+            query: u64::from(
+                self.scheme
+                    .code(side.stream, era, self.scheme.fresh_len(era)),
+            ),
+            era,
+        }
+    }
+
+    /// The stripe of bucket `index` at `word`'s era.
+    #[inline]
+    fn stripe_of(&self, index: u64, word: EraWord) -> usize {
+        (index / Self::PER_WORD) as usize & (word.stripes() - 1)
+    }
+
+    /// The table segment holding `spot`, and its offset there.
+    #[inline]
+    fn table_at(&self, spot: Spot) -> Option<(&Table<F, B>, u64)> {
+        let (segment, offset) = position(spot.base, spot.descendant, self.base_buckets);
+        Some((self.tables.get(segment)?, offset))
+    }
+
+    // ----- reading -----
+
+    /// Both buckets of `views`, laid out as a [`Pair`]: the core table's layout rule
+    /// (`Table::pair_of_words`) on two buckets that may lie in different segments. The
+    /// rule is given virtual bucket numbers: the first bucket's within the first word
+    /// group, the second's within the next, and the word closure maps each group to its
+    /// own segment.
+    #[inline]
+    fn load_pair(&self, views: &[View; 2]) -> Pair {
+        let [first, second] = views.map(|view| self.table_at(view.spot));
+        let (Some((t1, o1)), Some((t2, o2))) = (first, second) else {
+            // Unreachable: an era is published after its segments. Read as empty.
+            debug_assert!(false, "a segment of a published era is missing");
+            return [0; 8];
+        };
+        let per_word = Self::PER_WORD as usize;
+        let (o1, o2) = (o1 as usize, o2 as usize);
+        let words_per_bucket = Table::<F, B>::word_of(per_word);
+        let (w1, w2) = (Table::<F, B>::word_of(o1), Table::<F, B>::word_of(o2));
+        Table::<F, B>::pair_of_words(
+            |word| {
+                if word < words_per_bucket {
+                    t1.load_word(w1 + word)
+                } else {
+                    t2.load_word(w2 + word - words_per_bucket)
+                }
+            },
+            o1 % per_word,
+            per_word + o2 % per_word,
+        )
+    }
+
+    /// Slots of `pair` whose codes answer for the key: by equality where a bucket holds
+    /// era-0 codes, by prefix where it holds later ones.
+    #[inline]
+    fn matches(pair: &Pair, views: &[View; 2]) -> SlotMask {
+        let [(q1, e1), (q2, e2)] = views.map(|v| (v.query, v.era));
+        SlotMask(match (e1, e2) {
+            (0, 0) => F::match_pair_each(pair, q1, q2, B),
+            (1.., 1..) => F::match_pair_prefix(pair, q1, q2, B),
+            // Only while the first doubling's splits are under way.
+            _ => {
+                let first = (1u32 << B) - 1;
+                let equal_lanes = if e1 == 0 { first } else { first << B };
+                (F::match_pair_each(pair, q1, q2, B) & equal_lanes)
+                    | (F::match_pair_prefix(pair, q1, q2, B) & !equal_lanes)
+            }
+        })
+    }
+
+    /// `probe`'s answer on a consistent read of the key's two buckets (see the module
+    /// docs for the protocol).
+    #[inline]
+    fn read<R>(&self, key: Key, probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
+        let sides = self.sides(key);
+        let backoff = Backoff::new();
+        for _ in 0..OPTIMISTIC_ATTEMPTS {
+            let word = self.word();
+            let era = word.era();
+            let spots = sides.map(|side| Self::spot(side, era));
+            let stripes = spots.map(|spot| self.stripe_of(self.index(spot), word));
+            let versions = stripes.map(|s| {
+                self.stripes
+                    .version(s)
+                    .map_or(1, |v| v.load(Ordering::Acquire))
+            });
+            let views = [0, 1].map(|k| {
+                let split = versions[k] & SPLIT != 0 || era == 0;
+                self.view(sides[k], if split { era } else { era - 1 })
+            });
+            let answer = probe(&self.load_pair(&views), &views);
+            // Orders the bucket loads before the re-reads (the core filter's seqlock).
+            fence(Ordering::Acquire);
+            let unchanged = (0..2).all(|k| {
+                versions[k] & 1 == 0
+                    && self
+                        .stripes
+                        .version(stripes[k])
+                        .is_some_and(|v| v.load(Ordering::Relaxed) == versions[k])
+            }) && self.control.era.load(Ordering::Relaxed) == word.0;
+            if unchanged {
+                return answer;
+            }
+            backoff.snooze();
+        }
+        self.read_locked(sides, probe)
+    }
+
+    /// The fallback of [`read`](Self::read): under both stripes' locks, no split, move
+    /// or doubling can run.
+    #[cold]
+    #[inline(never)]
+    fn read_locked<R>(&self, sides: [Side; 2], probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
+        loop {
+            let word = self.word();
+            let era = word.era();
+            let stripes = sides.map(|side| self.stripe_of(self.index(Self::spot(side, era)), word));
+            let _guards = self.lock_pair(stripes);
+            if self.word() != word {
+                continue;
+            }
+            let views = [0, 1].map(|k| {
+                let split = era == 0
+                    || self
+                        .stripes
+                        .version(stripes[k])
+                        .is_some_and(|v| v.load(Ordering::Relaxed) & SPLIT != 0);
+                self.view(sides[k], if split { era } else { era - 1 })
+            });
+            return probe(&self.load_pair(&views), &views);
+        }
+    }
+
+    /// Whether a code answers for `key`.
+    #[inline]
+    pub(crate) fn contains(&self, key: Key) -> bool {
+        self.read(key, |pair, views| Self::matches(pair, views).any())
+    }
+
+    /// Codes in `key`'s two buckets that answer for it.
+    pub(crate) fn count(&self, key: Key) -> usize {
+        self.read(key, |pair, views| Self::matches(pair, views).count())
+    }
+
+    // ----- writing -----
+
+    /// Locks two stripes in ascending order (once if equal).
+    fn lock_pair(&self, stripes: [usize; 2]) -> [Option<LockGuard<'_>>; 2] {
+        let (low, high) = (stripes[0].min(stripes[1]), stripes[0].max(stripes[1]));
+        let low_guard = self.stripes.lock(low);
+        let high_guard = if high != low {
+            self.stripes.lock(high)
+        } else {
+            None
+        };
+        [low_guard, high_guard]
+    }
+
+    fn is_split(&self, stripe: usize) -> bool {
+        self.stripes
+            .version(stripe)
+            .is_some_and(|v| v.load(Ordering::Acquire) & SPLIT != 0)
+    }
+
+    /// The key's two buckets at the current era, after splitting their stripes if
+    /// they were not split yet.
+    fn ready(&self, key: Key) -> Ready {
+        let sides = self.sides(key);
+        loop {
+            let word = self.word();
+            let era = word.era();
+            let views = sides.map(|side| self.view(side, era));
+            let stripes = views.map(|view| self.stripe_of(self.index(view.spot), word));
+            let mut split = true;
+            for stripe in stripes {
+                if !self.is_split(stripe) {
+                    self.split_stripe(stripe);
+                    split = false;
+                }
+            }
+            // A split may have found a newer era (its stripe unsplit again): look anew.
+            if split {
+                return Ready {
+                    word,
+                    views,
+                    stripes,
+                };
+            }
+        }
+    }
+
+    /// Locks `ready`'s two stripes if the era is still `ready`'s (then it stays so
+    /// while they are held, and so do both stripes' split states).
+    fn lock_ready(&self, ready: &Ready) -> Option<[Option<LockGuard<'_>>; 2]> {
+        let guards = self.lock_pair(ready.stripes);
+        (self.word() == ready.word).then_some(guards)
+    }
+
+    fn set_slot(&self, index: u64, slot: usize, code: u64) {
+        if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
+            table.set_slot(offset as usize, slot, code);
+        }
+    }
+
+    fn slot(&self, index: u64, slot: usize) -> u64 {
+        self.table_at(self.spot_of(index))
+            .map_or(0, |(table, offset)| table.slot(offset as usize, slot))
+    }
+
+    fn bucket(&self, index: u64) -> [u64; B] {
+        self.table_at(self.spot_of(index))
+            .map_or([0; B], |(table, offset)| table.load_bucket(offset as usize))
+    }
+
+    /// Adds a code for `key` (only if none answers for it when `unique`), doubling the
+    /// table when no kick path frees a slot and the table is at least half full.
+    /// `Ok(false)`: `unique` and a code answers already. On `Err` nothing was added or
+    /// lost (the table may have doubled, which changes no answer).
+    pub(crate) fn insert(&self, key: Key, unique: bool) -> Result<bool, InsertError> {
+        let mut doublings = 0;
+        loop {
+            let ready = self.ready(key);
+            let no_room = match self.place(&ready, unique) {
+                Placement::Inserted => return Ok(true),
+                Placement::AlreadyPresent => return Ok(false),
+                Placement::OnlyCopies => return Err(InsertError::TooManyCopies),
+                Placement::Stale => continue,
+                Placement::Full => match self.kick_and_place(&ready, unique) {
+                    Ok(inserted) => return Ok(inserted),
+                    Err(no_room) => no_room,
+                },
+            };
+            match no_room {
+                NoRoom::Stale => continue,
+                NoRoom::Full => {
+                    let half_full = self.len() >= self.capacity() / 2;
+                    if doublings == MAX_DOUBLINGS_PER_INSERT
+                        || !half_full
+                        || !self.double(ready.word)
+                    {
+                        return Err(InsertError::Full);
+                    }
+                    doublings += 1;
+                }
+            }
+        }
+    }
+
+    /// Puts the key's code into the emptier of its two buckets (the first on a tie, its
+    /// first free slot), under the pair lock.
+    fn place(&self, ready: &Ready, unique: bool) -> Placement {
+        let Some(_guards) = self.lock_ready(ready) else {
+            return Placement::Stale;
+        };
+        let pair = self.load_pair(&ready.views);
+        let copies = Self::matches(&pair, &ready.views);
+        if unique && copies.any() {
+            return Placement::AlreadyPresent;
+        }
+        let empty = match_pair::<F>(&pair, 0, B).0;
+        if empty == 0 {
+            return if copies.count() == 2 * B {
+                Placement::OnlyCopies
+            } else {
+                Placement::Full
+            };
+        }
+        let (first, second) = (empty & ((1 << B) - 1), empty >> B);
+        let side = usize::from(first.count_ones() < second.count_ones());
+        let slot = [first, second][side].trailing_zeros() as usize;
+        let view = ready.views[side];
+        self.set_slot(self.index(view.spot), slot, view.query);
+        self.stripes.add_count(ready.stripes[side], 1);
+        Placement::Inserted
+    }
+
+    /// Searches for a kick path and moves along it, then places the key; a bounded
+    /// number of times if concurrent writers break the path or take the freed slot.
+    fn kick_and_place(&self, ready: &Ready, unique: bool) -> Result<bool, NoRoom> {
+        let mut nodes = Vec::new();
+        for _ in 0..MAX_SEARCHES {
+            let moved = self.make_room(ready, &mut nodes)?;
+            if !moved {
+                continue;
+            }
+            match self.place(ready, unique) {
+                Placement::Inserted => return Ok(true),
+                Placement::AlreadyPresent => return Ok(false),
+                Placement::Stale => return Err(NoRoom::Stale),
+                Placement::OnlyCopies | Placement::Full => continue,
+            }
+        }
+        Err(NoRoom::Full)
+    }
+
+    /// One breadth-first search from both of the key's buckets for a path to a free
+    /// slot, and the moves along it from the free end back. `Ok(true)`: a slot in one of
+    /// the key's buckets was freed (or was free); `Ok(false)`: a concurrent writer broke
+    /// the path, search again. The search only reads, so `Err` changed nothing.
+    fn make_room(&self, ready: &Ready, nodes: &mut Vec<Node>) -> Result<bool, NoRoom> {
+        let era = ready.word.era();
+        nodes.clear();
+        for view in ready.views {
+            nodes.push(Node {
+                bucket: self.index(view.spot),
+                parent: usize::MAX,
+                slot: 0,
+                depth: 0,
+            });
+        }
+        for root in nodes.iter() {
+            self.readable(root.bucket, ready)?;
+            if self.bucket(root.bucket).contains(&0) {
+                return Ok(true);
+            }
+        }
+        let limit = max_moves(B);
+        let mut next = 0;
+        let end = 'search: loop {
+            let Some(&node) = nodes.get(next) else {
+                return Err(NoRoom::Full);
+            };
+            next += 1;
+            if node.depth == limit {
+                continue;
+            }
+            let codes = self.bucket(node.bucket);
+            for (slot, &code) in codes.iter().enumerate() {
+                // Read without a lock: a slot emptied or rewritten meanwhile has no
+                // partner to go to at this era (and the path is checked under locks).
+                let Some(partner) = self.partner(node.bucket, code, era) else {
+                    continue;
+                };
+                let partner = partner.bucket;
+                nodes.push(Node {
+                    bucket: partner,
+                    parent: next - 1,
+                    slot,
+                    depth: node.depth + 1,
+                });
+                self.readable(partner, ready)?;
+                if self.bucket(partner).contains(&0) {
+                    break 'search nodes.len() - 1;
+                }
+            }
+        };
+        // The moves, from the free end back to a root.
+        let mut node = end;
+        let mut to_slot = None;
+        while nodes[node].parent != usize::MAX {
+            let (to, parent, from_slot) =
+                (nodes[node].bucket, nodes[node].parent, nodes[node].slot);
+            let from = nodes[parent].bucket;
+            let code = self.slot(from, from_slot);
+            let to_slot_now = match to_slot {
+                Some(slot) => slot,
+                None => match self.bucket(to).iter().position(|&c| c == 0) {
+                    Some(slot) => slot,
+                    None => return Ok(false),
+                },
+            };
+            let Some(partner) = self.partner(from, code, era).filter(|p| p.bucket == to) else {
+                return Ok(false);
+            };
+            let step = Move {
+                from,
+                from_slot,
+                code,
+                to,
+                to_slot: to_slot_now,
+                to_code: u64::from(partner.code),
+            };
+            if !self.apply(ready, step) {
+                return Ok(false);
+            }
+            to_slot = Some(from_slot);
+            node = parent;
+        }
+        Ok(true)
+    }
+
+    /// Where `code` in bucket `index` goes at `era`, if it can be a code of that era:
+    /// not empty, and knowing the first block (a code read without a lock while a later
+    /// era began may not).
+    fn partner(&self, index: u64, code: u64, era: Era) -> Option<Place> {
+        let code = code as u32;
+        (code != 0 && (era == 0 || era + code.ilog2() >= F::BITS))
+            .then(|| self.scheme.partner(index, code, era))
+    }
+
+    /// Makes bucket `index` readable as `ready`'s era: splits its stripe first if it
+    /// was not split. `Err(Stale)` if the era changed.
+    fn readable(&self, index: u64, ready: &Ready) -> Result<(), NoRoom> {
+        let stripe = self.stripe_of(index, ready.word);
+        if !self.is_split(stripe) {
+            self.split_stripe(stripe);
+        }
+        if self.word() != ready.word {
+            return Err(NoRoom::Stale);
+        }
+        Ok(())
+    }
+
+    /// Carries out one move under its pair lock, if the path still holds there.
+    fn apply(&self, ready: &Ready, step: Move) -> bool {
+        let stripes = [
+            self.stripe_of(step.from, ready.word),
+            self.stripe_of(step.to, ready.word),
+        ];
+        let _guards = self.lock_pair(stripes);
+        if self.word() != ready.word
+            || !stripes.iter().all(|&s| self.is_split(s))
+            || self.slot(step.from, step.from_slot) != step.code
+            || self.slot(step.to, step.to_slot) != 0
+        {
+            return false;
+        }
+        let touched: &[usize] = if stripes[0] == stripes[1] {
+            &stripes[..1]
+        } else {
+            &stripes
+        };
+        self.stripes.while_writing(touched, false, || {
+            // Copy, then clear: at every instant the code is in one of its buckets.
+            self.set_slot(step.to, step.to_slot, step.to_code);
+            self.set_slot(step.from, step.from_slot, 0);
+        });
+        if stripes[0] != stripes[1] {
+            self.stripes.add_count(stripes[0], -1);
+            self.stripes.add_count(stripes[1], 1);
+        }
+        true
+    }
+
+    /// Removes the longest code in `key`'s two buckets that answers for it (the rule
+    /// that never costs another key its code: module docs, "Removes"); false if none
+    /// does.
+    pub(crate) fn remove(&self, key: Key) -> bool {
+        loop {
+            let ready = self.ready(key);
+            let Some(_guards) = self.lock_ready(&ready) else {
+                continue;
+            };
+            let pair = self.load_pair(&ready.views);
+            let hits = Self::matches(&pair, &ready.views);
+            let era = ready.word.era();
+            let indices = ready.views.map(|view| self.index(view.spot));
+            // The last of the longest, as the model's `max_by_key` picks.
+            let longest = (0..2 * B)
+                .filter(|&lane| hits.0 & (1 << lane) != 0)
+                .map(|lane| {
+                    let (side, slot) = (lane / B, lane % B);
+                    let code = self.slot(indices[side], slot);
+                    (self.scheme.len_of(code as u32, era), side, slot)
+                })
+                .max_by_key(|&(len, _, _)| len);
+            let Some((_, side, slot)) = longest else {
+                return false;
+            };
+            self.set_slot(indices[side], slot, 0);
+            self.stripes.add_count(ready.stripes[side], -1);
+            return true;
+        }
+    }
+
+    // ----- doubling -----
+
+    /// Splits stripe `stripe` to the current era if it is not split yet: every code of
+    /// its buckets from the era before moves to its bucket's lower or upper child (a void
+    /// to both), inside the stripe's seqlock window and under its lock.
+    fn split_stripe(&self, stripe: usize) {
+        let Some(_guard) = self.stripes.lock(stripe) else {
+            return;
+        };
+        // Under a stripe lock the era cannot change (a doubling holds every lock).
+        let word = self.word();
+        let era = word.era();
+        let split = self
+            .stripes
+            .version(stripe)
+            .is_none_or(|v| v.load(Ordering::Relaxed) & SPLIT != 0);
+        if era == 0 || split {
+            return;
+        }
+        let parents = self.buckets(era - 1);
+        let stride = word.stripes() as u64;
+        let mut voids = 0;
+        self.stripes.while_writing(&[stripe], true, || {
+            let mut word_index = stripe as u64;
+            while word_index * Self::PER_WORD < parents {
+                for k in 0..Self::PER_WORD {
+                    voids += self.split_bucket(word_index * Self::PER_WORD + k, era - 1);
+                }
+                word_index += stride;
+            }
+        });
+        self.stripes.add_count(stripe, voids);
+    }
+
+    /// Moves every code of bucket `parent` (at `era`) to `parent` or its child
+    /// `parent + N_era`, each keeping its slot; a void goes to both. Returns the voids.
+    fn split_bucket(&self, parent: u64, era: Era) -> isize {
+        let child = parent + self.buckets(era);
+        let mut voids = 0;
+        for (slot, code) in self.bucket(parent).into_iter().enumerate() {
+            if code == 0 {
+                continue;
+            }
+            match self.scheme.split(code as u32, era) {
+                Split::One {
+                    to_upper: false,
+                    code,
+                } => self.set_slot(parent, slot, u64::from(code)),
+                Split::One {
+                    to_upper: true,
+                    code,
+                } => {
+                    self.set_slot(child, slot, u64::from(code));
+                    self.set_slot(parent, slot, 0);
+                }
+                Split::Both { code } => {
+                    self.set_slot(parent, slot, u64::from(code));
+                    self.set_slot(child, slot, u64::from(code));
+                    voids += 1;
+                }
+            }
+        }
+        voids
+    }
+
+    /// Doubles the table from the era in `seen`, if it is still current (if not,
+    /// another thread doubled it: true, look again). False past the last era, or if
+    /// the memory for the next one cannot be had; nothing changed then.
+    fn double(&self, seen: EraWord) -> bool {
+        let _growing = self.control.growing.lock();
+        let word = self.word();
+        if word != seen {
+            return true;
+        }
+        let era = word.era();
+        if era >= self.max_era {
+            return false;
+        }
+        let stripes = word.stripes();
+        // Every stripe holds this era's codes before the next era begins.
+        for stripe in 0..stripes {
+            if !self.is_split(stripe) {
+                self.split_stripe(stripe);
+            }
+        }
+        let Ok(segment) = Table::with_words(self.buckets(era) as usize, []) else {
+            return false;
+        };
+        if !self.tables.publish(era as usize + 1, segment) {
+            return false;
+        }
+        let next_stripes = (2 * stripes)
+            .min(target_stripes(self.buckets(era + 1)))
+            .max(stripes);
+        if next_stripes > stripes && !self.stripes.append(stripes) {
+            return false;
+        }
+        // Under every lock no writer is between its era check and its last store, so
+        // the new era (every stripe unsplit) takes over at once.
+        let guards: Vec<_> = (0..stripes).filter_map(|s| self.stripes.lock(s)).collect();
+        for stripe in 0..stripes {
+            if let Some(version) = self.stripes.version(stripe) {
+                let even = bumped(bumped(version.load(Ordering::Relaxed)));
+                self.stripes
+                    .set_version(stripe, even & !SPLIT, Ordering::Relaxed);
+            }
+        }
+        self.control
+            .era
+            .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
+        drop(guards);
+        true
+    }
+
+    /// The codes of every bucket at the current era, for tests: a stripe not split
+    /// yet is split first, so this reads as the model would.
+    #[cfg(test)]
+    pub(crate) fn codes(&self) -> Vec<u64> {
+        let word = self.word();
+        for stripe in 0..word.stripes() {
+            self.split_stripe(stripe);
+        }
+        (0..self.buckets(self.era()))
+            .flat_map(|index| self.bucket(index))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::expand::model::ExpandModel;
+
+    fn table<F: Fingerprint, const B: usize>(
+        base: u64,
+        stripes: usize,
+        max: Era,
+    ) -> ExpandTable<F, B> {
+        ExpandTable::new(base, stripes, max).unwrap()
+    }
+
+    /// Drives the engine and the model with the same random inserts (with duplicates),
+    /// removes and lookups: every answer agrees, and every few hundred steps the two
+    /// tables hold the same codes in the same slots.
+    fn drives_like_the_model<F: Fingerprint, const B: usize>(
+        base: u64,
+        stripes: usize,
+        max: Era,
+        seed: u64,
+    ) {
+        let engine = table::<F, B>(base, stripes, max);
+        let mut model = ExpandModel::new(base, F::BITS, B, max);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut keys: Vec<u64> = Vec::new();
+        // Enough steps to reach the last era and fill it (about half a key net per step).
+        let steps = (3 * (base as usize) * B) << max;
+        for step in 0..steps {
+            match rng.u8(0..10) {
+                0..=6 => {
+                    let hash = if keys.is_empty() || rng.u8(0..8) != 0 {
+                        rng.u64(..)
+                    } else {
+                        keys[rng.usize(0..keys.len())]
+                    };
+                    let expected = model.insert(hash);
+                    let got = engine.insert(engine.key(hash), false).map(|_| ());
+                    assert_eq!(got, expected, "step {step}: insert {hash:#x}");
+                    if expected.is_ok() {
+                        keys.push(hash);
+                    }
+                }
+                7..=8 if !keys.is_empty() => {
+                    let hash = keys.swap_remove(rng.usize(0..keys.len()));
+                    assert!(model.remove(hash));
+                    assert!(
+                        engine.remove(engine.key(hash)),
+                        "step {step}: remove {hash:#x}"
+                    );
+                }
+                _ => {}
+            }
+            let probe = rng.u64(..);
+            assert_eq!(
+                engine.count(engine.key(probe)),
+                model.count(probe),
+                "step {step}"
+            );
+            if step % 509 == 0 || step + 1 == steps {
+                assert_eq!(engine.era(), model.era(), "step {step}");
+                let codes: Vec<u32> = engine.codes().into_iter().map(|c| c as u32).collect();
+                assert_eq!(codes, model.codes(), "step {step}, era {}", model.era());
+                assert_eq!(engine.len(), model.len(), "step {step}");
+            }
+        }
+        assert_eq!(engine.era(), model.era());
+        assert_eq!(model.era(), max, "the table reached its last era");
+    }
+
+    #[test]
+    fn a_single_thread_holds_the_models_codes_slot_for_slot() {
+        drives_like_the_model::<u16, 4>(8, 1, 8, 1);
+        drives_like_the_model::<u16, 4>(40, 2, 6, 2);
+        drives_like_the_model::<u16, 8>(12, 2, 5, 3);
+        drives_like_the_model::<u8, 4>(8, 1, 5, 4);
+        drives_like_the_model::<u8, 4>(48, 4, 5, 5);
+        drives_like_the_model::<u8, 8>(16, 2, 5, 6);
+    }
+
+    fn spread(x: u64) -> u64 {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Writers insert their own keys through many doublings and remove every other one
+    /// a little later, while a reader looks up keys that were inserted and are never
+    /// removed: none may ever be missed, whatever split, move or doubling overlaps the
+    /// lookup, and none is missing at the end.
+    /// Returns the reader's lookups.
+    fn concurrent_churn<F: Fingerprint, const B: usize>(max: Era, round: u64) -> u64 {
+        const WRITERS: u64 = 3;
+        const LAG: u64 = 16;
+        let engine = table::<F, B>(8, 1, max);
+        let keys_per_writer = (8 * B as u64) << max;
+        let key = |writer: u64, i: u64| spread(round << 48 | writer << 32 | i);
+        let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
+        let writing = AtomicUsize::new(WRITERS as usize);
+        /// Counts a writer out when it ends, panicking or not, so the reader stops.
+        struct Done<'a>(&'a AtomicUsize);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Release);
+            }
+        }
+        std::thread::scope(|scope| {
+            let writers: Vec<_> = (0..WRITERS)
+                .map(|writer| {
+                    let (engine, progress, writing) = (&engine, &progress, &writing);
+                    scope.spawn(move || {
+                        let _done = Done(writing);
+                        let mut inserted = 0;
+                        for i in 0..keys_per_writer {
+                            if engine.insert(engine.key(key(writer, i)), false).is_err() {
+                                break;
+                            }
+                            if i >= LAG && (i - LAG).is_multiple_of(2) {
+                                let gone = key(writer, i - LAG);
+                                assert!(
+                                    engine.remove(engine.key(gone)),
+                                    "writer {writer} key {}",
+                                    i - LAG
+                                );
+                            }
+                            inserted = i + 1;
+                            progress[writer as usize].store(inserted as usize, Ordering::Release);
+                        }
+                        inserted
+                    })
+                })
+                .collect();
+            let reader = scope.spawn(|| {
+                let mut rng = fastrand::Rng::with_seed(7);
+                let mut lookups = 0u64;
+                while writing.load(Ordering::Acquire) > 0 {
+                    let writer = rng.u64(0..WRITERS);
+                    let seen = progress[writer as usize].load(Ordering::Acquire) as u64;
+                    if seen < 2 {
+                        continue;
+                    }
+                    // Odd keys are never removed.
+                    let i = rng.u64(0..seen / 2) * 2 + 1;
+                    if i < seen {
+                        assert!(
+                            engine.contains(engine.key(key(writer, i))),
+                            "writer {writer} key {i} missed at era {}",
+                            engine.era()
+                        );
+                        lookups += 1;
+                    }
+                }
+                lookups
+            });
+            let inserted: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+            let lookups = reader.join().unwrap();
+            for (writer, &count) in inserted.iter().enumerate() {
+                for i in (1..count).step_by(2) {
+                    assert!(
+                        engine.contains(engine.key(key(writer as u64, i))),
+                        "writer {writer} key {i} lost"
+                    );
+                }
+            }
+            assert!(engine.era() >= max - 1, "only {} doublings", engine.era());
+            lookups
+        })
+    }
+
+    #[test]
+    fn concurrent_writers_and_a_reader_miss_nothing_through_doublings() {
+        let mut lookups = 0;
+        for round in 0..4 {
+            lookups += concurrent_churn::<u16, 4>(10, round);
+            lookups += concurrent_churn::<u8, 4>(5, round);
+            lookups += concurrent_churn::<u16, 8>(7, round);
+        }
+        assert!(lookups > 1000, "the reader ran {lookups} lookups");
+    }
+}
