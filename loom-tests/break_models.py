@@ -214,6 +214,45 @@ MUTATIONS = {
         """        serializer.serialize_bytes(&self.to_bytes())""",
         """        serializer.serialize_bytes(&[])""",
     ),
+    "k": (
+        "doubling::lookup_races_a_stripe_split",
+        "a stripe's split rewrites its buckets outside its seqlock window (marking it split after)",
+        "src/expand/engine.rs",
+        """        self.stripes.while_writing(&[stripe], true, || {
+            let mut word_index = stripe as u64;
+            while word_index * Self::PER_WORD < parents {
+                for k in 0..Self::PER_WORD {
+                    voids += self.split_bucket(word_index * Self::PER_WORD + k, era - 1);
+                }
+                word_index += stride;
+            }
+        });""",
+        """        let mut word_index = stripe as u64;
+        while word_index * Self::PER_WORD < parents {
+            for k in 0..Self::PER_WORD {
+                voids += self.split_bucket(word_index * Self::PER_WORD + k, era - 1);
+            }
+            word_index += stride;
+        }
+        self.stripes.while_writing(&[stripe], true, || {});""",
+    ),
+    "l": (
+        "doubling::insert_splits_the_stripe_it_needs",
+        "a writer uses a stripe without splitting it first",
+        "src/expand/engine.rs",
+        """                if !self.is_split(stripe) {
+                    self.split_stripe(stripe);
+                    split = false;
+                }""",
+        """                let _ = (stripe, &mut split);""",
+    ),
+    "m": (
+        "doubling::lookup_races_a_doubling",
+        "a lookup validates its stamps but not the era word",
+        "src/expand/engine.rs",
+        """            }) && self.control.era.load(Ordering::Relaxed) == word.0;""",
+        """            });""",
+    ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
         "a kick move made with exclusive access skips its stores",

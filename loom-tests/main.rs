@@ -18,6 +18,7 @@ use concurrent_cuckoo_filter::CuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
 
+mod doubling;
 mod growth;
 mod recent;
 mod snapshot;

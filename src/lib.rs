@@ -172,7 +172,10 @@ pub use stats::Stats;
 
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub use expand::model::{ExpandChain, ExpandModel};
+pub use expand::{
+    hooks::DoublingTable,
+    model::{ExpandChain, ExpandModel},
+};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

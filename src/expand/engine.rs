@@ -931,6 +931,31 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         true
     }
 
+    /// Doubles now however full the table is (for tests and models); false past the
+    /// last era.
+    pub(crate) fn double_now(&self) -> bool {
+        self.double(self.word())
+    }
+
+    /// Splits `stripe` to the current era if it is not split yet (for models).
+    pub(crate) fn split_stripe_now(&self, stripe: usize) {
+        self.split_stripe(stripe);
+    }
+
+    /// Both of `key`'s buckets at the current era and its fresh codes there.
+    pub(crate) fn places(&self, key: Key) -> [(u64, u64); 2] {
+        let era = self.era();
+        self.sides(key).map(|side| {
+            let view = self.view(side, era);
+            (self.index(view.spot), view.query)
+        })
+    }
+
+    /// The stripe of `bucket` at the current era.
+    pub(crate) fn stripe_of_now(&self, bucket: u64) -> usize {
+        self.stripe_of(bucket, self.word())
+    }
+
     /// The codes of every bucket at the current era, for tests: a stripe not split
     /// yet is split first, so this reads as the model would.
     #[cfg(test)]

@@ -224,6 +224,8 @@
 // (sizes, memory, the bound) have no caller yet.
 #[allow(dead_code)]
 pub(crate) mod engine;
+#[cfg(feature = "test-hooks")]
+pub(crate) mod hooks;
 pub(crate) mod model;
 pub(crate) mod scheme;
 #[allow(dead_code)]

@@ -1,0 +1,114 @@
+//! Models of the table that doubles in place (`src/expand/engine.rs`), on a table of 4
+//! base buckets in 2 stripes (stripe = bucket mod 2), doubled once in the setup: the era
+//! is 1, both stripes are unsplit, and key K's code (stored at era 0 in its first
+//! bucket, `b < 4`) must move to the child `b + 4` when its stripe splits.
+//!
+//! (k) A lookup of K races the split of K's stripe: it must find K before (in the
+//!     parent, read at era 0), during (it retries) and after (in the child).
+//! (l) An insert whose bucket lies in K's unsplit stripe races a lookup of K: the insert
+//!     must split the stripe first; K is found throughout, and both keys afterwards.
+//! (m) A lookup of K races a doubling and the split after it (the table starts at era
+//!     0 here): a lookup that began at the old era must notice the new one.
+
+use super::explore;
+use concurrent_cuckoo_filter::DoublingTable;
+use loom::sync::Arc;
+use loom::thread;
+
+type Table = DoublingTable<u16, 4>;
+
+fn table() -> Table {
+    DoublingTable::new(4, 2, 2)
+}
+
+/// A hash that `pick` accepts, given the hash, its side-1 bucket `b` at era 0 and its
+/// side-1 bucket at era 1 (`b` or `b + 4`).
+fn find(pick: impl Fn(u64, u64, u64) -> bool) -> u64 {
+    let probe = table();
+    (1u64..)
+        .map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .find(|&hash| {
+            let first = probe.places(hash)[0].0;
+            // Stream bit 0 decides the child: the side-1 bucket at era 1.
+            let child = first + 4 * ((hash >> 32) & 1);
+            pick(hash, first, child)
+        })
+        .expect("a hash")
+}
+
+/// K stored at era 0 in bucket `b`, moving to `b + 4` at the split; the table then
+/// doubled, so K's stripe is unsplit. Returns the table and K.
+fn doubled_with_k() -> (Arc<Table>, u64) {
+    let table = table();
+    let k = find(|_, first, child| child == first + 4);
+    table.insert_hash(k).expect("setup: K fits");
+    assert!(table.double(), "setup: the table doubles");
+    assert_eq!(table.era(), 1, "setup: era 1");
+    (Arc::new(table), k)
+}
+
+#[test]
+fn lookup_races_a_stripe_split() {
+    explore("(k) lookup races a stripe split", || {
+        let (table, k) = doubled_with_k();
+        let stripe = table.stripe_of(table.places(k)[0].0);
+        let splitter = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || table.split_stripe(stripe))
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed during its split"))
+        };
+        splitter.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
+    });
+}
+
+#[test]
+fn insert_splits_the_stripe_it_needs() {
+    explore("(l) insert splits the stripe it needs", || {
+        let (table, k) = doubled_with_k();
+        let stripe = table.stripe_of(table.places(k)[0].0);
+        // X's first bucket at era 1 lies in K's stripe (K's own bucket's stripe).
+        let x = find(|hash, _, child| hash != k && child % 2 == stripe as u64 % 2);
+        let writer = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || table.insert_hash(x).expect("X fits"))
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed while X went in"))
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(table.contains_hash(x), "X missed after its insert");
+        assert!(table.contains_hash(k), "K missed after X's insert");
+        assert_eq!(table.len(), 2);
+    });
+}
+
+#[test]
+fn lookup_races_a_doubling() {
+    explore("(m) lookup races a doubling and its split", || {
+        let table = Arc::new(table());
+        let k = find(|_, first, child| child == first + 4);
+        table.insert_hash(k).expect("setup: K fits");
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                assert!(table.double());
+                let stripe = table.stripe_of(table.places(k)[0].0);
+                table.split_stripe(stripe);
+            })
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
+        };
+        grower.join().unwrap();
+        reader.join().unwrap();
+        assert!(table.contains_hash(k));
+    });
+}
