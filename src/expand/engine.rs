@@ -240,7 +240,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.scheme.key(hash)
     }
 
-    #[inline]
+    #[inline(always)]
     fn word(&self) -> EraWord {
         EraWord(self.control.era.load(Ordering::Acquire))
     }
@@ -250,9 +250,19 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.word().era()
     }
 
+    /// The addressing scheme (base buckets and code width).
+    pub(crate) fn scheme(&self) -> &Scheme {
+        &self.scheme
+    }
+
+    /// The most era this table may reach.
+    pub(crate) fn max_era(&self) -> Era {
+        self.max_era
+    }
+
     /// Buckets at `era`.
     #[inline]
-    fn buckets(&self, era: Era) -> u64 {
+    pub(crate) fn buckets(&self, era: Era) -> u64 {
         self.base_buckets << era
     }
 
@@ -314,7 +324,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     // ----- addressing -----
 
-    #[inline]
+    #[inline(always)]
     fn sides(&self, key: Key) -> [Side; 2] {
         let (base, stream) = self.scheme.mirror(key.base_bucket, key.stream);
         [
@@ -326,7 +336,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         ]
     }
 
-    #[inline]
+    #[inline(always)]
     fn spot(side: Side, era: Era) -> Spot {
         Spot {
             base: side.base,
@@ -334,7 +344,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn index(&self, spot: Spot) -> u64 {
         spot.base + self.base_buckets * spot.descendant
     }
@@ -347,7 +357,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// The key's side at `era`, read as `era`'s codes.
-    #[inline]
+    #[inline(always)]
     fn view(&self, side: Side, era: Era) -> View {
         View {
             spot: Self::spot(side, era),
@@ -360,13 +370,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// The stripe of bucket `index` at `word`'s era.
-    #[inline]
+    #[inline(always)]
     fn stripe_of(&self, index: u64, word: EraWord) -> usize {
         (index / Self::PER_WORD) as usize & (word.stripes() - 1)
     }
 
     /// The table segment holding `spot`, and its offset there.
-    #[inline]
+    #[inline(always)]
     fn table_at(&self, spot: Spot) -> Option<(&Table<F, B>, u64)> {
         let (segment, offset) = position(spot.base, spot.descendant, self.base_buckets);
         Some((self.tables.get(segment)?, offset))
@@ -379,7 +389,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// rule is given virtual bucket numbers: the first bucket's within the first word
     /// group, the second's within the next, and the word closure maps each group to its
     /// own segment.
-    #[inline]
+    #[inline(always)]
     fn load_pair(&self, views: &[View; 2]) -> Pair {
         let [first, second] = views.map(|view| self.table_at(view.spot));
         let (Some((t1, o1)), Some((t2, o2))) = (first, second) else {
@@ -406,7 +416,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Slots of `pair` whose codes answer for the key: by equality where a bucket holds
     /// era-0 codes, by prefix where it holds later ones.
-    #[inline]
+    #[inline(always)]
     fn matches(pair: &Pair, views: &[View; 2]) -> SlotMask {
         let [(q1, e1), (q2, e2)] = views.map(|v| (v.query, v.era));
         SlotMask(match (e1, e2) {
@@ -431,28 +441,39 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for _ in 0..OPTIMISTIC_ATTEMPTS {
             let word = self.word();
             let era = word.era();
-            let spots = sides.map(|side| Self::spot(side, era));
-            let stripes = spots.map(|spot| self.stripe_of(self.index(spot), word));
-            let versions = stripes.map(|s| {
-                self.stripes
-                    .version(s)
-                    .map_or(1, |v| v.load(Ordering::Acquire))
-            });
-            let views = [0, 1].map(|k| {
-                let split = versions[k] & SPLIT != 0 || era == 0;
-                self.view(sides[k], if split { era } else { era - 1 })
-            });
-            let answer = probe(&self.load_pair(&views), &views);
+            let views = sides.map(|side| self.view(side, era));
+            let stripes = views.map(|view| self.stripe_of(self.index(view.spot), word));
+            let (Some(first), Some(second)) = (
+                self.stripes.version(stripes[0]),
+                self.stripes.version(stripes[1]),
+            ) else {
+                break; // unreachable: an era is published after its stripes
+            };
+            let stamps = [
+                first.load(Ordering::Acquire),
+                second.load(Ordering::Acquire),
+            ];
+            // The buckets' addresses do not wait for the stamps: a stripe not split yet
+            // is rare (only while a doubling's splits are under way), and read again.
+            let mut answer = probe(&self.load_pair(&views), &views);
+            if stamps[0] & stamps[1] & SPLIT == 0 {
+                let views = [0, 1].map(|k| {
+                    if stamps[k] & SPLIT != 0 || era == 0 {
+                        views[k]
+                    } else {
+                        self.view(sides[k], era - 1)
+                    }
+                });
+                answer = probe(&self.load_pair(&views), &views);
+            }
             // Orders the bucket loads before the re-reads (the core filter's seqlock).
             fence(Ordering::Acquire);
-            let unchanged = (0..2).all(|k| {
-                versions[k] & 1 == 0
-                    && self
-                        .stripes
-                        .version(stripes[k])
-                        .is_some_and(|v| v.load(Ordering::Relaxed) == versions[k])
-            }) && self.control.era.load(Ordering::Relaxed) == word.0;
-            if unchanged {
+            // Combined without short-circuits: one well-predicted branch.
+            let changed = (first.load(Ordering::Relaxed) ^ stamps[0])
+                | (second.load(Ordering::Relaxed) ^ stamps[1])
+                | ((stamps[0] | stamps[1]) & 1)
+                | (self.control.era.load(Ordering::Relaxed) ^ word.0);
+            if changed == 0 {
                 return answer;
             }
             backoff.snooze();
@@ -972,9 +993,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-
     use super::*;
+    use crate::expand::churn::{Shared, concurrent_churn};
     use crate::expand::model::ExpandModel;
 
     fn table<F: Fingerprint, const B: usize>(
@@ -1052,103 +1072,28 @@ mod tests {
         drives_like_the_model::<u8, 8>(16, 2, 5, 6);
     }
 
-    fn spread(x: u64) -> u64 {
-        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Writers insert their own keys through many doublings and remove every other one
-    /// a little later, while a reader looks up keys that were inserted and are never
-    /// removed: none may ever be missed, whatever split, move or doubling overlaps the
-    /// lookup, and none is missing at the end.
-    /// Returns the reader's lookups.
-    fn concurrent_churn<F: Fingerprint, const B: usize>(max: Era, round: u64) -> u64 {
-        const WRITERS: u64 = 3;
-        const LAG: u64 = 16;
-        let engine = table::<F, B>(8, 1, max);
-        let keys_per_writer = (8 * B as u64) << max;
-        let key = |writer: u64, i: u64| spread(round << 48 | writer << 32 | i);
-        let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
-        let writing = AtomicUsize::new(WRITERS as usize);
-        /// Counts a writer out when it ends, panicking or not, so the reader stops.
-        struct Done<'a>(&'a AtomicUsize);
-        impl Drop for Done<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::Release);
-            }
+    impl<F: Fingerprint, const B: usize> Shared for ExpandTable<F, B> {
+        fn insert(&self, hash: u64) -> bool {
+            ExpandTable::insert(self, self.key(hash), false).is_ok()
         }
-        std::thread::scope(|scope| {
-            let writers: Vec<_> = (0..WRITERS)
-                .map(|writer| {
-                    let (engine, progress, writing) = (&engine, &progress, &writing);
-                    scope.spawn(move || {
-                        let _done = Done(writing);
-                        let mut inserted = 0;
-                        for i in 0..keys_per_writer {
-                            if engine.insert(engine.key(key(writer, i)), false).is_err() {
-                                break;
-                            }
-                            if i >= LAG && (i - LAG).is_multiple_of(2) {
-                                let gone = key(writer, i - LAG);
-                                assert!(
-                                    engine.remove(engine.key(gone)),
-                                    "writer {writer} key {}",
-                                    i - LAG
-                                );
-                            }
-                            inserted = i + 1;
-                            progress[writer as usize].store(inserted as usize, Ordering::Release);
-                        }
-                        inserted
-                    })
-                })
-                .collect();
-            let reader = scope.spawn(|| {
-                let mut rng = fastrand::Rng::with_seed(7);
-                let mut lookups = 0u64;
-                while writing.load(Ordering::Acquire) > 0 {
-                    let writer = rng.u64(0..WRITERS);
-                    let seen = progress[writer as usize].load(Ordering::Acquire) as u64;
-                    if seen < 2 {
-                        continue;
-                    }
-                    // Odd keys are never removed.
-                    let i = rng.u64(0..seen / 2) * 2 + 1;
-                    if i < seen {
-                        assert!(
-                            engine.contains(engine.key(key(writer, i))),
-                            "writer {writer} key {i} missed at era {}",
-                            engine.era()
-                        );
-                        lookups += 1;
-                    }
-                }
-                lookups
-            });
-            let inserted: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
-            let lookups = reader.join().unwrap();
-            for (writer, &count) in inserted.iter().enumerate() {
-                for i in (1..count).step_by(2) {
-                    assert!(
-                        engine.contains(engine.key(key(writer as u64, i))),
-                        "writer {writer} key {i} lost"
-                    );
-                }
-            }
-            assert!(engine.era() >= max - 1, "only {} doublings", engine.era());
-            lookups
-        })
+        fn remove(&self, hash: u64) -> bool {
+            ExpandTable::remove(self, self.key(hash))
+        }
+        fn contains(&self, hash: u64) -> bool {
+            ExpandTable::contains(self, self.key(hash))
+        }
+        fn doublings(&self) -> u32 {
+            self.era()
+        }
     }
 
     #[test]
     fn concurrent_writers_and_a_reader_miss_nothing_through_doublings() {
         let mut lookups = 0;
         for round in 0..4 {
-            lookups += concurrent_churn::<u16, 4>(10, round);
-            lookups += concurrent_churn::<u8, 4>(5, round);
-            lookups += concurrent_churn::<u16, 8>(7, round);
+            lookups += concurrent_churn(&table::<u16, 4>(8, 1, 10), 10, round);
+            lookups += concurrent_churn(&table::<u8, 4>(8, 1, 5), 5, round);
+            lookups += concurrent_churn(&table::<u16, 8>(8, 1, 7), 7, round);
         }
         assert!(lookups > 1000, "the reader ran {lookups} lookups");
     }

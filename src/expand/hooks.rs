@@ -1,13 +1,15 @@
 //! The engine behind a hidden type, for the loom models, the integration tests and the
 //! measurements until the growable filter uses it (`test-hooks` only).
 
+use super::chain::{Chain, MAX_LINKS};
 use super::engine::ExpandTable;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
 
-/// A table that doubles in place, on pre-hashed keys. Not part of the API.
+/// A table that doubles in place, and links more when it may double no more, on
+/// pre-hashed keys. Not part of the API.
 #[doc(hidden)]
-pub struct DoublingTable<F = u16, const B: usize = 4>(ExpandTable<F, B>);
+pub struct DoublingTable<F = u16, const B: usize = 4>(Chain<F, B>);
 
 impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     /// `base_buckets` buckets at era 0 in `stripes` stripes (`2 · stripes · buckets per
@@ -17,58 +19,68 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     ///
     /// If the memory cannot be had.
     pub fn new(base_buckets: u64, stripes: usize, max_doublings: u32) -> Self {
-        Self(ExpandTable::new(base_buckets, stripes, max_doublings).expect("memory"))
+        let table = ExpandTable::new(base_buckets, stripes, max_doublings).expect("memory");
+        Self(Chain::new(table, 1))
     }
 
     /// A table sized for `items` at era 0 (at 95% load), doubling as often as its codes
-    /// pay for.
+    /// pay for, then linking more.
     pub fn with_capacity(items: usize) -> Self {
         let (buckets, stripes) = ExpandTable::<F, B>::sizes_for(items, 0.95);
-        Self::new(buckets, stripes, ExpandTable::<F, B>::good_doublings())
+        let doublings = ExpandTable::<F, B>::good_doublings();
+        let table = ExpandTable::new(buckets, stripes, doublings).expect("memory");
+        Self(Chain::new(table, MAX_LINKS))
     }
 
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.0.insert(self.0.key(hash), false).map(|_| ())
+        self.0.insert(hash, false).map(|_| ())
     }
 
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.0.contains(self.0.key(hash))
+        self.0.contains(hash)
     }
 
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.0.count(self.0.key(hash))
+        self.0.count(hash)
     }
 
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.0.remove(self.0.key(hash))
+        self.0.remove(hash)
+    }
+
+    fn first(&self) -> &ExpandTable<F, B> {
+        self.0.first().expect("a first link")
     }
 
     /// Doubles the table now, however full; false past the last era.
     pub fn double(&self) -> bool {
-        self.0.double_now()
+        self.first().double_now()
     }
 
     /// Splits stripe `stripe` to the current era, if it is not split yet.
     pub fn split_stripe(&self, stripe: usize) {
-        self.0.split_stripe_now(stripe);
+        self.first().split_stripe_now(stripe);
     }
 
+    /// Doublings over all links (a new link counts as one).
     pub fn era(&self) -> u32 {
-        self.0.era()
+        self.0.doublings()
     }
 
-    pub fn stripes(&self) -> usize {
-        self.0.stripe_count()
+    pub fn links(&self) -> usize {
+        self.0.link_count()
     }
 
-    /// The key's two buckets at the current era, with its fresh codes there.
+    /// The key's two buckets in the first link at its current era, with its fresh
+    /// codes there.
     pub fn places(&self, hash: u64) -> [(u64, u64); 2] {
-        self.0.places(self.0.key(hash))
+        let first = self.first();
+        first.places(first.key(hash))
     }
 
-    /// The stripe of bucket `bucket` at the current era.
+    /// The stripe of bucket `bucket` of the first link at its current era.
     pub fn stripe_of(&self, bucket: u64) -> usize {
-        self.0.stripe_of_now(bucket)
+        self.first().stripe_of_now(bucket)
     }
 
     pub fn len(&self) -> usize {
@@ -76,7 +88,7 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.len() == 0
+        self.len() == 0
     }
 
     pub fn capacity(&self) -> usize {

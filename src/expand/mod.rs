@@ -223,6 +223,10 @@
 // Not yet behind a public type: until then only the tests drive it, and parts of it
 // (sizes, memory, the bound) have no caller yet.
 #[allow(dead_code)]
+pub(crate) mod chain;
+#[cfg(test)]
+mod churn;
+#[allow(dead_code)]
 pub(crate) mod engine;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod hooks;

@@ -322,6 +322,15 @@ impl ExpandChain {
         }
     }
 
+    /// Every link's codes, oldest first.
+    #[cfg(test)]
+    pub(crate) fn link_codes(&self) -> Vec<Vec<u32>> {
+        self.links
+            .iter()
+            .map(|(link, _)| link.codes().to_vec())
+            .collect()
+    }
+
     /// Links so far.
     pub fn links(&self) -> usize {
         self.links.len()

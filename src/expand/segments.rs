@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 /// Segment and offset of element `r + n0 · t`, `r < n0`.
-#[inline]
+#[inline(always)]
 pub(crate) fn position(r: u64, t: u64, n0: u64) -> (usize, u64) {
     if t == 0 {
         return (0, r);
@@ -41,7 +41,7 @@ impl<T> Segments<T> {
     }
 
     /// Segment `j`, if it has been published.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, j: usize) -> Option<&T> {
         if j == 0 {
             return Some(&self.first);

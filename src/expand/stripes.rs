@@ -101,7 +101,7 @@ impl GrowingStripes {
 
     /// Stripe `s`'s segment and offset, or `None` if `s` is not published (never for a
     /// stripe below the count an era word names: that era is published after them).
-    #[inline]
+    #[inline(always)]
     fn locate(&self, s: usize) -> Option<(&StripeSegment, usize)> {
         let first = 1usize << self.first_log2;
         let (j, offset) = position(
@@ -112,7 +112,7 @@ impl GrowingStripes {
         Some((self.segments.get(j)?, offset as usize))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn version(&self, s: usize) -> Option<&AtomicU32> {
         let (segment, offset) = self.locate(s)?;
         segment.versions.get(offset)

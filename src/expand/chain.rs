@@ -1,0 +1,355 @@
+//! Growth past one table: *links* (module docs, "Links"), concurrent.
+//!
+//! A link is a table that doubles in place (`engine.rs`). When the newest link has
+//! doubled as often as its codes pay for and an insert finds no room, a link with twice
+//! its buckets starts, in which every key's stream goes on where the newest link stopped
+//! spending bits on addresses. Inserts go to the newest link; lookups ask every link;
+//! a remove takes from the newest link that answers, whose code is the longest match.
+//!
+//! No code ever moves between links, so a lookup that asks each link in turn (each
+//! with its own consistent read) misses nothing: a key's copy stays in the link it went
+//! into. A link is published once, before the count that makes it visible is raised
+//! with `Release`; an insert that reads the count with `Acquire` and lands in the new
+//! link happens after it, and so does any lookup that starts after that insert ends.
+
+use super::engine::ExpandTable;
+use super::scheme::{Era, Key, stream_window};
+use super::segments::Segments;
+use super::stripes::target_stripes;
+use crate::error::InsertError;
+use crate::fingerprint::Fingerprint;
+use crate::sync::{AtomicU32, Lock, Ordering};
+
+/// Links a chain may have: each spends `link doublings + 1` bits of a key's 96-bit
+/// stream on addresses, and a link's stream window may start no later than bit 64.
+pub(crate) const MAX_LINKS: usize = 12;
+
+struct Link<F, const B: usize> {
+    table: ExpandTable<F, B>,
+    /// The stream bit this link's keys start at.
+    start: u32,
+}
+
+/// The chain's mutable state, boxed so the chain holds no atomic inline.
+struct Control {
+    links: AtomicU32,
+    /// Held by the one thread that starts a link.
+    growing: Lock,
+}
+
+pub(crate) struct Chain<F, const B: usize> {
+    links: Segments<Link<F, B>>,
+    control: Box<Control>,
+    /// Doublings each link makes before the next one starts.
+    link_doublings: Era,
+    max_links: usize,
+}
+
+crate::raw::assert_freeze!(Chain<u8, 4>, Chain<u16, 4>);
+
+impl<F: Fingerprint, const B: usize> Chain<F, B> {
+    /// A chain whose first link is `first`; every link doubles `first.max_era()` times,
+    /// and at most `max_links` links start (at most [`MAX_LINKS`]).
+    pub(crate) fn new(first: ExpandTable<F, B>, max_links: usize) -> Self {
+        let max_links = max_links.clamp(1, MAX_LINKS);
+        Self {
+            link_doublings: first.max_era(),
+            links: Segments::new(
+                Link {
+                    table: first,
+                    start: 0,
+                },
+                max_links - 1,
+            ),
+            control: Box::new(Control {
+                links: AtomicU32::new(1),
+                growing: Lock::default(),
+            }),
+            max_links,
+        }
+    }
+
+    /// The first link (for the models, which drive one table).
+    pub(crate) fn first(&self) -> Option<&ExpandTable<F, B>> {
+        self.links.get(0).map(|link| &link.table)
+    }
+
+    /// Links now (at least 1).
+    #[inline]
+    pub(crate) fn link_count(&self) -> usize {
+        self.control.links.load(Ordering::Acquire) as usize
+    }
+
+    /// Every published link, oldest first, with `hash` as each sees it: the next link's
+    /// base bucket is the key's first bucket in the link before, one doubling past that
+    /// link's last era, and its stream goes on where that link stopped.
+    #[inline]
+    fn keyed(&self, hash: u64, links: usize) -> impl Iterator<Item = (&ExpandTable<F, B>, Key)> {
+        let mut previous: Option<(&ExpandTable<F, B>, Key)> = None;
+        (0..links).map_while(move |index| {
+            let link = self.links.get(index)?;
+            let key = match previous {
+                None => link.table.key(hash),
+                Some((older, before)) => {
+                    let era = self.link_doublings + 1;
+                    // The bits both windows hold come from the older link's (with the
+                    // earlier links' non-zero fixes in them); the rest are new.
+                    let kept = 32 - era;
+                    let fresh = stream_window(hash, link.start) & !((1u32 << kept) - 1);
+                    let stream = (before.stream >> era) | fresh;
+                    Key {
+                        base_bucket: older.scheme().side_one_rank(before, era),
+                        stream: link.table.scheme().nonzero_block(stream),
+                    }
+                }
+            };
+            previous = Some((&link.table, key));
+            Some((&link.table, key))
+        })
+    }
+
+    /// Whether a code in any link answers for `hash`.
+    #[inline]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        let links = self.link_count();
+        if links == 1 {
+            let first = &self.links.get(0).map(|link| &link.table);
+            return first.is_some_and(|table| table.contains(table.key(hash)));
+        }
+        self.keyed(hash, links)
+            .any(|(table, key)| table.contains(key))
+    }
+
+    /// Codes over all links that answer for `hash`.
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        self.keyed(hash, self.link_count())
+            .map(|(table, key)| table.count(key))
+            .sum()
+    }
+
+    /// Removes the longest code that answers for `hash`: from the newest link that has
+    /// one. False if none does.
+    pub(crate) fn remove(&self, hash: u64) -> bool {
+        let keyed: Vec<_> = self.keyed(hash, self.link_count()).collect();
+        keyed
+            .into_iter()
+            .rev()
+            .any(|(table, key)| table.remove(key))
+    }
+
+    /// Adds a code for `hash` to the newest link (only if no link answers for it when
+    /// `unique`), starting the next link when the newest may not double again and has
+    /// no room. On `Err` nothing was added or lost.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        let mut started = false;
+        loop {
+            let links = self.link_count();
+            if unique
+                && self
+                    .keyed(hash, links)
+                    .any(|(table, key)| table.count(key) > 0)
+            {
+                return Ok(false);
+            }
+            let Some((newest, key)) = self.keyed(hash, links).last() else {
+                return Err(InsertError::Full);
+            };
+            match newest.insert(key, unique) {
+                Err(InsertError::Full)
+                    if !started
+                        && newest.era() == self.link_doublings
+                        && newest.len() >= newest.capacity() / 2 =>
+                {
+                    if !self.start_link(links) {
+                        return Err(InsertError::Full);
+                    }
+                    started = true;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// Starts link number `links` if the chain still has `links` links (true if it, or
+    /// another thread, did); false past the last link, or if the memory cannot be had.
+    fn start_link(&self, links: usize) -> bool {
+        let _growing = self.control.growing.lock();
+        if self.link_count() != links {
+            return true;
+        }
+        let Some(newest) = self.links.get(links - 1) else {
+            return false;
+        };
+        let start = newest.start + self.link_doublings + 1;
+        let base = 2 * newest.table.buckets(self.link_doublings);
+        if links >= self.max_links || start > 64 || base > 1 << 32 {
+            return false;
+        }
+        // As many stripes as the table wants, as long as twice their words divide it.
+        let per_word = if B * (F::BITS as usize) < 64 { 2 } else { 1 };
+        let mut stripes = target_stripes(base);
+        while !base.is_multiple_of(2 * stripes as u64 * per_word) {
+            stripes /= 2;
+        }
+        let Ok(table) = ExpandTable::new(base, stripes, self.link_doublings) else {
+            return false;
+        };
+        if !self.links.publish(links, Link { table, start }) {
+            return false;
+        }
+        self.control
+            .links
+            .store(links as u32 + 1, Ordering::Release);
+        true
+    }
+
+    /// Doublings so far over all links (a new link counts as one: it has twice the
+    /// buckets).
+    pub(crate) fn doublings(&self) -> u32 {
+        let links = self.link_count();
+        let newest = self.links.get(links - 1).map_or(0, |link| link.table.era());
+        (links as u32 - 1) * (self.link_doublings + 1) + newest
+    }
+
+    fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
+        (0..self.link_count()).filter_map(|index| self.links.get(index).map(|link| &link.table))
+    }
+
+    /// Codes stored over all links.
+    pub(crate) fn len(&self) -> usize {
+        self.tables().map(ExpandTable::len).sum()
+    }
+
+    /// Slots over all links.
+    pub(crate) fn capacity(&self) -> usize {
+        self.tables().map(ExpandTable::capacity).sum()
+    }
+
+    /// Bytes over all links, and the chain's own. Each link's struct lives in the
+    /// chain (the first) or in its slots (the rest), so it is counted there.
+    pub(crate) fn memory_usage(&self) -> usize {
+        let own = std::mem::size_of::<ExpandTable<F, B>>();
+        std::mem::size_of::<Self>()
+            + std::mem::size_of::<Control>()
+            + self.links.slot_bytes()
+            + self
+                .tables()
+                .map(|table| table.memory_usage() - own)
+                .sum::<usize>()
+    }
+
+    /// The false-positive bound over all links (a key never inserted is tested in each).
+    pub(crate) fn false_positive_bound(&self) -> f64 {
+        self.tables().map(ExpandTable::false_positive_bound).sum()
+    }
+
+    /// Every link's codes at its current era, oldest first, for tests.
+    #[cfg(test)]
+    pub(crate) fn codes(&self) -> Vec<Vec<u64>> {
+        self.tables().map(ExpandTable::codes).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expand::churn::{Shared, concurrent_churn};
+    use crate::expand::model::ExpandChain;
+
+    fn chain<F: Fingerprint, const B: usize>(
+        base: u64,
+        doublings: Era,
+        links: usize,
+    ) -> Chain<F, B> {
+        Chain::new(ExpandTable::new(base, 1, doublings).unwrap(), links)
+    }
+
+    /// Drives the chain and the model chain with the same random inserts (with
+    /// duplicates) and removes of live keys: every answer agrees, and every link holds
+    /// the model link's codes slot for slot.
+    fn drives_like_the_model<F: Fingerprint, const B: usize>(
+        base: u64,
+        doublings: Era,
+        links: usize,
+        seed: u64,
+    ) {
+        let engine = chain::<F, B>(base, doublings, links);
+        let mut model = ExpandChain::new(base, F::BITS, B, doublings, links);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut keys: Vec<u64> = Vec::new();
+        let mut step = 0;
+        loop {
+            step += 1;
+            if rng.u8(0..10) < 7 {
+                let hash = if keys.is_empty() || rng.u8(0..8) != 0 {
+                    rng.u64(..)
+                } else {
+                    keys[rng.usize(0..keys.len())]
+                };
+                let expected = model.insert(hash);
+                let got = engine.insert(hash, false).map(|_| ());
+                assert_eq!(got, expected, "step {step}: insert {hash:#x}");
+                match expected {
+                    Ok(()) => keys.push(hash),
+                    Err(InsertError::Full) => break,
+                    Err(InsertError::TooManyCopies) => {}
+                }
+            } else if !keys.is_empty() {
+                let hash = keys.swap_remove(rng.usize(0..keys.len()));
+                assert!(model.remove(hash));
+                assert!(engine.remove(hash), "step {step}: remove {hash:#x}");
+            }
+            let probe = rng.u64(..);
+            assert_eq!(engine.count(probe), model.count(probe), "step {step}");
+            if step % 401 == 0 {
+                assert_eq!(engine.link_count(), model.links(), "step {step}");
+                let codes: Vec<Vec<u32>> = engine
+                    .codes()
+                    .into_iter()
+                    .map(|link| link.into_iter().map(|c| c as u32).collect())
+                    .collect();
+                assert_eq!(codes, model.link_codes(), "step {step}");
+            }
+        }
+        assert_eq!(engine.link_count(), links, "every link started");
+        assert_eq!(engine.doublings(), model.doublings());
+        assert_eq!(engine.len(), model.len());
+        for &hash in &keys {
+            assert!(engine.contains(hash));
+        }
+    }
+
+    #[test]
+    fn links_hold_the_model_chains_codes_slot_for_slot() {
+        drives_like_the_model::<u16, 4>(8, 3, 3, 1);
+        drives_like_the_model::<u8, 4>(8, 2, 4, 2);
+        drives_like_the_model::<u8, 8>(8, 2, 4, 3);
+    }
+
+    impl<F: Fingerprint, const B: usize> Shared for Chain<F, B> {
+        fn insert(&self, hash: u64) -> bool {
+            Chain::insert(self, hash, false).is_ok()
+        }
+        fn remove(&self, hash: u64) -> bool {
+            Chain::remove(self, hash)
+        }
+        fn contains(&self, hash: u64) -> bool {
+            Chain::contains(self, hash)
+        }
+        fn doublings(&self) -> u32 {
+            Chain::doublings(self)
+        }
+    }
+
+    /// The churn of `churn.rs` through links that start while writers insert and a
+    /// reader looks up (links of 2 doublings: a new one every third doubling).
+    #[test]
+    fn concurrent_writers_and_a_reader_miss_nothing_across_links() {
+        let mut lookups = 0;
+        for round in 0..4 {
+            lookups += concurrent_churn(&chain::<u16, 4>(8, 2, 4), 9, round);
+            lookups += concurrent_churn(&chain::<u8, 4>(8, 2, 4), 9, round);
+        }
+        assert!(lookups > 1000, "the reader ran {lookups} lookups");
+    }
+}
