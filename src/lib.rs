@@ -138,8 +138,9 @@ mod batch;
 mod builder;
 mod error;
 mod exclusive;
-// The table that doubles in place: for now its scheme and reference model, used by the
-// tests and simulations only (the engine that uses them replaces `growable` next).
+// The table that doubles in place: its scheme, reference model and concurrent engine,
+// used by the tests, loom models and measurements only until the growable filter is
+// built on it (then it replaces the chain in `growable`).
 #[cfg(any(test, feature = "test-hooks"))]
 mod expand;
 mod filter;

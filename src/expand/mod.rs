@@ -1,10 +1,14 @@
 //! A cuckoo table that doubles in place: the design that replaces the chain of
 //! sub-filters in `growable.rs` (issue "Growth that keeps every promise").
 //!
-//! Today this module holds the addressing scheme (`scheme.rs`) and a single-threaded
-//! reference table built on it (`model.rs`, behind the `test-hooks` feature), which the
-//! simulations below measure. The concurrent engine comes next and will share the
-//! scheme; the last section says how it will migrate.
+//! - `scheme.rs`: the addressing scheme (below), pure functions shared by everything.
+//! - `model.rs`: the single-threaded reference table and chain of links (behind the
+//!   `test-hooks` feature), which the simulations below measure.
+//! - `engine.rs`: the concurrent table (lazy stripe-by-stripe splits), with
+//!   `segments.rs` (arrays that grow by appending) and `stripes.rs` (stripes that grow
+//!   with the table); `chain.rs`: its links. Driven alone, both hold the model's codes
+//!   slot for slot. Not yet behind a public type: `hooks.rs` exposes them to the loom
+//!   models and measurements as the hidden `DoublingTable`.
 //!
 //! # What a doubling must do without keys
 //!
@@ -177,48 +181,56 @@
 //! extra vector operations after the loads. A table still at era 0 compares by equality,
 //! as the core does.
 //!
-//! # Concurrency (the engine, next)
+//! # Concurrency
 //!
-//! What the concurrent engine will be, so that the model above is its specification:
+//! What the engine does (`engine.rs` has the protocol in full):
 //!
-//! - **Segments, never freed.** The table is segment 0 (`N0` buckets) and one segment per
-//!   doubling of the size of everything before it, each a cache-line-aligned word array
-//!   with its own stripes, published once. Bucket `i0 + N0 · t` lies in segment `k`, the
-//!   bit length of `t`, at offset `i0 + N0 · (t − 2^(k−1))`: no division, and nothing a
-//!   reader holds is ever moved or freed, so lookups need no reclamation. A filter that
-//!   never grew carries no slot for segments it does not have.
-//! - **Doubling, lazily, stripe by stripe.** The insert that finds no room at the last era
-//!   allocates the next segment and publishes the new era. Each old stripe is then split
-//!   under its own lock, inside its seqlock window: every code of its buckets is
-//!   rewritten in place or moved to the bucket `N` above (which no writer touches before
-//!   the split is published). A stripe's era lives in its version word, so a reader pays
-//!   nothing new: a bucket whose stripe is not yet split is read as its parent at the
-//!   previous era. A writer that needs such a stripe splits it first, so it waits for at
-//!   most one stripe's split; the growing thread and later inserts split the rest a few
-//!   stripes at a time, and the next doubling waits until every stripe is split.
-//! - **One protocol.** Placement, kicks (BFS over the partner function, moves from the
-//!   empty end back) and removes are the core filter's, made generic over a layout that
-//!   supplies the locate, the partner, the compare (equality or prefix), which matching
-//!   copy a remove takes (the first, or the longest) and the storage; the core filter's
-//!   layout compiles to today's code. A test must catch an engine that removes the first
-//!   match instead of the longest.
-//! - **Mixed eras during a split.** While a link splits from era 0 to 1, one bucket of a
-//!   pair can hold era-0 codes (compared by equality) and the other era-1 codes (by
-//!   prefix): the compare takes a per-lane choice, or two passes, while a split is under
-//!   way, and its test covers such pairs. Removes split the stripes they need first, as
-//!   inserts do, so that "longest" compares codes of one era.
+//! - **Segments, never freed.** The table is segment 0 (`N0` buckets) and one segment
+//!   per doubling (as many buckets as all before), each a cache-line-aligned word array
+//!   published once. Bucket `i0 + N0 · t` lies in segment `k`, the bit length of `t`, at
+//!   offset `i0 + N0 · (t − 2^(k−1))`: no division, and nothing a reader holds is moved
+//!   or freed, so lookups need no reclamation. A table that never grew allocates no slot
+//!   for later segments.
+//! - **Stripes that grow with the table.** Bucket `b`'s stripe at era `e` is
+//!   `(b / W) mod L_e` (`W` buckets per word). `L` doubles with the table (up to one
+//!   stripe per 256 buckets, at most 65,536) and `2 · L_0 · W` divides `N0`, so a
+//!   bucket and its child `b + N_(e−1)` always share a stripe: a stripe's split touches
+//!   its own buckets only, and takes its own lock only. New stripes are appended as
+//!   segments, so a lock is never moved.
+//! - **An era word and a split bit.** The era and its stripe count are one word; each
+//!   stripe's seqlock version carries a bit saying whether its buckets hold codes of
+//!   the current era or still of the one before. A doubling (an insert that finds no
+//!   kick path in a table at least half full, at most one per insert) splits whatever
+//!   is left of the last era, appends the segments, and then, holding every stripe lock,
+//!   clears every split bit and publishes the new era word: nothing is copied there.
+//! - **Lazy splits.** A writer splits the stripes it needs (each under its lock, inside
+//!   its seqlock window) before it locks its pair, so it waits for at most one stripe's
+//!   split, never for the table; the next doubling splits what nobody touched. Under its
+//!   pair lock a writer checks the era word: a doubling holds every lock, so neither the
+//!   era nor its stripes' split state changes while it holds one.
+//! - **Lookups never wait for a doubling.** A lookup reads a bucket of an unsplit stripe
+//!   as its parent with the key's code of the era before, and validates both stamps and
+//!   the era word; it retries only when a split or a kick move overlapped it. While the
+//!   first doubling's splits are under way a pair can mix era-0 codes (compared by
+//!   equality) and era-1 codes (by prefix): the compare picks per bucket.
+//! - **One search and move protocol**, the core filter's (BFS over partners, moves from
+//!   the free end back, each under its pair lock and checked there), and removes that
+//!   take the longest match, under the pair lock. (Written beside the core's, not yet
+//!   shared with it through a layout: that is still to do.)
 //! - **Adversarial keys.** More than `2b` live keys that share a base bucket and a first
-//!   block, but not later bits, fill their pair with codes no kick can move; the table
-//!   doubles until their codes tell them apart, where the core filter would answer
-//!   `Full`. With the seeded hasher such keys are a chance of about `2^−(log2 N0 + f)`
-//!   each; the engine bounds the doublings a single insert may cause.
-//! - **Links** are published the way sub-filters are today: set once, behind a count.
-//! - **Snapshots**: a new format kind that records `N0`, the era, each stripe's split
-//!   state and the links; every existing encoding still decodes into the type that wrote
-//!   it.
-//! - **Loom models**: a lookup racing a stripe's split, and an insert that must split the
-//!   stripe it needs, each with a mutation in `break_models.py` (the split's stores
-//!   outside the seqlock window; a writer that skips the split).
+//!   block fill their pair with codes no kick can move, and no doubling tells them apart
+//!   (their buckets and partner are fixed by the block). A doubling therefore needs the
+//!   table at least half full, and one insert causes at most one: such keys get `Full`,
+//!   as in the core filter, instead of doubling the table to its last era.
+//! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
+//!   No code moves between links, so a lookup asks each in turn.
+//! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
+//!   insert that must split the stripe it needs (l), and a lookup racing a doubling (m),
+//!   each with a mutation in `break_models.py`.
+//!
+//! Still to do: the public type (the growable filter on this engine), a format kind for
+//! its snapshots, the Redis module's data type, and stats. Measured on the engine so far
+//! (`examples/doubling_lookups.rs`): see BENCHMARKS.md, "Growth in place: the engine".
 
 // Not yet behind a public type: until then only the tests drive it, and parts of it
 // (sizes, memory, the bound) have no caller yet.
