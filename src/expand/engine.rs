@@ -164,7 +164,6 @@ enum NoRoom {
 }
 
 pub(crate) struct ExpandTable<F, const B: usize> {
-    scheme: Scheme,
     base_buckets: u64,
     tables: Segments<Table<F, B>>,
     stripes: GrowingStripes,
@@ -204,7 +203,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let scheme = Scheme::new(base_buckets, F::BITS);
         let max_era = max_doublings.min(scheme.max_era());
         Ok(Self {
-            scheme,
             base_buckets,
             tables: Segments::new(
                 Table::with_words(base_buckets as usize, [])?,
@@ -237,7 +235,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `hash` as this table sees it.
     #[inline]
     pub(crate) fn key(&self, hash: u64) -> Key {
-        self.scheme.key(hash)
+        self.scheme().key(hash)
     }
 
     #[inline(always)]
@@ -250,9 +248,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.word().era()
     }
 
-    /// The addressing scheme (base buckets and code width).
-    pub(crate) fn scheme(&self) -> &Scheme {
-        &self.scheme
+    /// The addressing scheme (base buckets and code width), made where it is used: its
+    /// width is then a constant to the compiler, which folds the masks and shifts that
+    /// depend on it (measured: see BENCHMARKS.md, "Growth in place: the engine").
+    #[inline(always)]
+    pub(crate) fn scheme(&self) -> Scheme {
+        Scheme::new(self.base_buckets, F::BITS)
     }
 
     /// The most era this table may reach.
@@ -314,7 +315,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     mass += if code_era == 0 {
                         1.0 / ((1u64 << F::BITS) - 1) as f64
                     } else {
-                        0.5f64.powi(self.scheme.len_of(code as u32, code_era) as i32)
+                        0.5f64.powi(self.scheme().len_of(code as u32, code_era) as i32)
                     };
                 }
             }
@@ -326,7 +327,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     #[inline(always)]
     fn sides(&self, key: Key) -> [Side; 2] {
-        let (base, stream) = self.scheme.mirror(key.base_bucket, key.stream);
+        let (base, stream) = self.scheme().mirror(key.base_bucket, key.stream);
         [
             Side {
                 base: key.base_bucket,
@@ -362,8 +363,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         View {
             spot: Self::spot(side, era),
             query: u64::from(
-                self.scheme
-                    .code(side.stream, era, self.scheme.fresh_len(era)),
+                self.scheme()
+                    .code(side.stream, era, self.scheme().fresh_len(era)),
             ),
             era,
         }
@@ -391,8 +392,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// own segment.
     #[inline(always)]
     fn load_pair(&self, views: &[View; 2]) -> Pair {
-        let [first, second] = views.map(|view| self.table_at(view.spot));
-        let (Some((t1, o1)), Some((t2, o2))) = (first, second) else {
+        let (Some((t1, o1)), Some((t2, o2))) =
+            (self.table_at(views[0].spot), self.table_at(views[1].spot))
+        else {
             // Unreachable: an era is published after its segments. Read as empty.
             debug_assert!(false, "a segment of a published era is missing");
             return [0; 8];
@@ -418,7 +420,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// era-0 codes, by prefix where it holds later ones.
     #[inline(always)]
     fn matches(pair: &Pair, views: &[View; 2]) -> SlotMask {
-        let [(q1, e1), (q2, e2)] = views.map(|v| (v.query, v.era));
+        let (q1, e1, q2, e2) = (views[0].query, views[0].era, views[1].query, views[1].era);
         SlotMask(match (e1, e2) {
             (0, 0) => F::match_pair_each(pair, q1, q2, B),
             (1.., 1..) => F::match_pair_prefix(pair, q1, q2, B),
@@ -441,8 +443,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for _ in 0..OPTIMISTIC_ATTEMPTS {
             let word = self.word();
             let era = word.era();
-            let views = sides.map(|side| self.view(side, era));
-            let stripes = views.map(|view| self.stripe_of(self.index(view.spot), word));
+            // Written out rather than with `array::map`, which measured 20 instructions
+            // a lookup more.
+            let views = [self.view(sides[0], era), self.view(sides[1], era)];
+            let stripes = [
+                self.stripe_of(self.index(views[0].spot), word),
+                self.stripe_of(self.index(views[1].spot), word),
+            ];
             let (Some(first), Some(second)) = (
                 self.stripes.version(stripes[0]),
                 self.stripes.version(stripes[1]),
@@ -457,13 +464,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             // is rare (only while a doubling's splits are under way), and read again.
             let mut answer = probe(&self.load_pair(&views), &views);
             if stamps[0] & stamps[1] & SPLIT == 0 {
-                let views = [0, 1].map(|k| {
+                let parent = |k: usize| {
                     if stamps[k] & SPLIT != 0 || era == 0 {
                         views[k]
                     } else {
                         self.view(sides[k], era - 1)
                     }
-                });
+                };
+                let views = [parent(0), parent(1)];
                 answer = probe(&self.load_pair(&views), &views);
             }
             // Orders the bucket loads before the re-reads (the core filter's seqlock).
@@ -760,7 +768,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     fn partner(&self, index: u64, code: u64, era: Era) -> Option<Place> {
         let code = code as u32;
         (code != 0 && (era == 0 || era + code.ilog2() >= F::BITS))
-            .then(|| self.scheme.partner(index, code, era))
+            .then(|| self.scheme().partner(index, code, era))
     }
 
     /// Makes bucket `index` readable as `ready`'s era: splits its stripe first if it
@@ -826,7 +834,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .map(|lane| {
                     let (side, slot) = (lane / B, lane % B);
                     let code = self.slot(indices[side], slot);
-                    (self.scheme.len_of(code as u32, era), side, slot)
+                    (self.scheme().len_of(code as u32, era), side, slot)
                 })
                 .max_by_key(|&(len, _, _)| len);
             let Some((_, side, slot)) = longest else {
@@ -881,7 +889,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             if code == 0 {
                 continue;
             }
-            match self.scheme.split(code as u32, era) {
+            match self.scheme().split(code as u32, era) {
                 Split::One {
                     to_upper: false,
                     code,

@@ -79,12 +79,14 @@ pub(crate) struct Scheme {
 }
 
 impl Scheme {
+    #[inline(always)]
     pub(crate) fn new(base: u64, bits: u32) -> Self {
         debug_assert!(base >= 2 && base.is_multiple_of(2) && base <= 1 << 32);
         debug_assert!(bits == 8 || bits == 16);
         Self { base, bits }
     }
 
+    #[inline(always)]
     pub(crate) fn bits(&self) -> u32 {
         self.bits
     }
@@ -105,21 +107,21 @@ impl Scheme {
     }
 
     /// Mask of a slot's `bits` bits.
-    #[inline]
+    #[inline(always)]
     fn slot_mask(&self) -> u32 {
         low_bits(self.bits)
     }
 
     /// Bits a code stored at `era` carries when it is fresh: all `bits` at era 0 (no
     /// delimiter yet), one fewer from era 1 on.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fresh_len(&self, era: Era) -> u32 {
         if era == 0 { self.bits } else { self.bits - 1 }
     }
 
     /// The first bucket at era 0, in the lower half (side 1's), from the hash's low
     /// half.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn first_base_bucket(&self, hash: u64) -> u64 {
         reduce(hash as u32, self.base / 2)
     }
@@ -128,14 +130,14 @@ impl Scheme {
     /// an empty slot) by setting the block's top bit: a stream bit that the link before
     /// never reads (its last fresh codes end two bits earlier), so every link sees the
     /// same stream.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn nonzero_block(&self, stream: u32) -> u32 {
         stream | (u32::from(stream & self.slot_mask() == 0) << (self.bits - 1))
     }
 
     /// A key of the first table: base bucket from the hash's low half, stream from its
     /// high half.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn key(&self, hash: u64) -> Key {
         Key {
             base_bucket: self.first_base_bucket(hash),
@@ -146,7 +148,7 @@ impl Scheme {
     /// The other side of `(base bucket, stream)`: the partner's base bucket and stream.
     /// An involution, defined on any stream whose first block (`bits` bits) is known;
     /// the bits of `stream` past those it is told are ignored by every caller.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mirror(&self, base_bucket: u64, stream: u32) -> (u64, u32) {
         let a_bits = feistel_address_bits(self.bits);
         let r_bits = self.bits - a_bits;
@@ -191,7 +193,7 @@ impl Scheme {
     /// multiply-shift, as the core filter's alternate bucket; 8 bits are first spread
     /// over 32, since a grid of 256 offsets keeps kick paths meeting the same buckets
     /// (the core filter's measurement, see `index.rs`).
-    #[inline]
+    #[inline(always)]
     fn scaled(&self, symmetric: u32) -> u64 {
         let half = self.base / 2;
         if self.bits < 16 {
@@ -203,14 +205,14 @@ impl Scheme {
 
     /// The key's side-1 bucket at `era` numbered among side-1 buckets only (`0..N/2`):
     /// the base bucket of a later link, which must stay in that link's lower half.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn side_one_rank(&self, key: Key, era: Era) -> u64 {
         key.base_bucket + self.base / 2 * u64::from(key.stream & low_bits(era))
     }
 
     /// The bucket of `(base bucket, stream)` at `era`: the stream's first `era` bits
     /// say which of the base bucket's `2^era` descendants it is.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn bucket(&self, base_bucket: u64, stream: u32, era: Era) -> u64 {
         base_bucket + self.base * u64::from(stream & low_bits(era))
     }
@@ -219,7 +221,7 @@ impl Scheme {
     ///
     /// At era 0 (`len` = `bits`): the block itself, the next stream bit lowest. From era
     /// 1: a delimiting 1 above those `len` bits, zeros above it: `[0…][1][bits]`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn code(&self, stream: u32, era: Era, len: u32) -> u32 {
         if era == 0 {
             return stream & self.slot_mask();
@@ -235,7 +237,7 @@ impl Scheme {
     }
 
     /// Both of a key's places at `era`, with fresh codes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn locate_key(&self, key: Key, era: Era) -> [Place; 2] {
         let (first, stream) = (key.base_bucket, key.stream);
         let (second, other_stream) = self.mirror(first, stream);
@@ -247,14 +249,14 @@ impl Scheme {
     }
 
     /// Fingerprint bits a stored code carries.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn len_of(&self, code: u32, era: Era) -> u32 {
         if era == 0 { self.bits } else { code.ilog2() }
     }
 
     /// Whether stored `code` answers for a key whose fresh code here is `query`: equal
     /// at era 0; from era 1, equal in every bit below the stored code's delimiter.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn matches(&self, code: u32, query: u32, era: Era) -> bool {
         if era == 0 {
             return code == query && code != 0;
@@ -274,7 +276,7 @@ impl Scheme {
 
     /// The other place of the entry stored as `code` in `bucket` at `era`: where a kick
     /// moves it, and the code it has there.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn partner(&self, bucket: u64, code: u32, era: Era) -> Place {
         let (base_bucket, stream, len) = self.known_stream(bucket, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
@@ -287,7 +289,7 @@ impl Scheme {
 
     /// What stored `code` becomes when the table doubles from `era` to `era + 1`: its
     /// next stream bit (its lowest) picks the lower or the upper half, and leaves it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn split(&self, code: u32, era: Era) -> Split {
         if era == 0 {
             return Split::One {
