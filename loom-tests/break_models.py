@@ -250,8 +250,38 @@ MUTATIONS = {
         "doubling::lookup_races_a_doubling",
         "a lookup validates its stamps but not the era word",
         "src/expand/engine.rs",
-        """            }) && self.control.era.load(Ordering::Relaxed) == word.0;""",
-        """            });""",
+        """                | ((stamps[0] | stamps[1]) & 1)
+                | (self.control.era.load(Ordering::Relaxed) ^ word.0);""",
+        """                | ((stamps[0] | stamps[1]) & 1);""",
+    ),
+    "m2": (
+        "doubling::lookup_races_a_doubling",
+        "a doubling marks its stripes unsplit before it publishes the new era word",
+        "src/expand/engine.rs",
+        """        for stripe in 0..stripes {
+            if let Some(version) = self.stripes.version(stripe) {
+                let odd = bumped(version.load(Ordering::Relaxed));
+                self.stripes.set_version(stripe, odd, Ordering::Relaxed);
+            }
+        }
+        self.control
+            .era
+            .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
+        for stripe in 0..stripes {
+            if let Some(version) = self.stripes.version(stripe) {
+                let even = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
+                self.stripes.set_version(stripe, even, Ordering::Release);
+            }
+        }""",
+        """        for stripe in 0..stripes {
+            if let Some(version) = self.stripes.version(stripe) {
+                let even = bumped(bumped(version.load(Ordering::Relaxed))) & !SPLIT;
+                self.stripes.set_version(stripe, even, Ordering::Relaxed);
+            }
+        }
+        self.control
+            .era
+            .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);""",
     ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",

@@ -7,8 +7,9 @@
 //!     parent, read at era 0), during (it retries) and after (in the child).
 //! (l) An insert whose bucket lies in K's unsplit stripe races a lookup of K: the insert
 //!     must split the stripe first; K is found throughout, and both keys afterwards.
-//! (m) A lookup of K races a doubling and the split after it (the table starts at era
-//!     0 here): a lookup that began at the old era must notice the new one.
+//! (m) A lookup of K races a doubling from era 1 (every stripe split) to era 2 and the
+//!     split after it: a lookup that began at the old era must notice the new one,
+//!     including when it sees a stripe already unsplit by the doubling.
 
 use super::explore;
 use concurrent_cuckoo_filter::DoublingTable;
@@ -92,9 +93,11 @@ fn insert_splits_the_stripe_it_needs() {
 #[test]
 fn lookup_races_a_doubling() {
     explore("(m) lookup races a doubling and its split", || {
-        let table = Arc::new(table());
-        let k = find(|_, first, child| child == first + 4);
-        table.insert_hash(k).expect("setup: K fits");
+        // Era 1, every stripe split: the doubling below goes from era 1 to 2.
+        let (table, k) = doubled_with_k();
+        for stripe in 0..2 {
+            table.split_stripe(stripe);
+        }
         let grower = {
             let table = Arc::clone(&table);
             thread::spawn(move || {

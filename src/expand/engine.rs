@@ -944,18 +944,29 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return false;
         }
         // Under every lock no writer is between its era check and its last store, so
-        // the new era (every stripe unsplit) takes over at once.
+        // the new era (every stripe unsplit) takes over at once. Each stripe is odd
+        // while the era word changes: a lookup that stamps an unsplit stripe has read
+        // the even store that follows the new era word (with `Release`), so its check
+        // of the era word sees the new era. (Cleared before the era word instead, a
+        // lookup could stamp the unsplit stripe, still read the old era word, and look
+        // for the key at the era before the old one: found by loom model (m) and by the
+        // churn test.)
         let guards: Vec<_> = (0..stripes).filter_map(|s| self.stripes.lock(s)).collect();
         for stripe in 0..stripes {
             if let Some(version) = self.stripes.version(stripe) {
-                let even = bumped(bumped(version.load(Ordering::Relaxed)));
-                self.stripes
-                    .set_version(stripe, even & !SPLIT, Ordering::Relaxed);
+                let odd = bumped(version.load(Ordering::Relaxed));
+                self.stripes.set_version(stripe, odd, Ordering::Relaxed);
             }
         }
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
+        for stripe in 0..stripes {
+            if let Some(version) = self.stripes.version(stripe) {
+                let even = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
+                self.stripes.set_version(stripe, even, Ordering::Release);
+            }
+        }
         drop(guards);
         true
     }

@@ -157,8 +157,7 @@ impl GrowingStripes {
         }
     }
 
-    /// Sets stripe `s`'s version with `Relaxed` (the caller holds its lock and orders
-    /// the store itself).
+    /// Sets stripe `s`'s version with `order` (the caller holds its lock).
     #[inline]
     pub(crate) fn set_version(&self, s: usize, version: u32, order: Ordering) {
         if let Some(v) = self.version(s) {
