@@ -13,7 +13,10 @@
 //!
 //!
 //! Group `view/<size>`: lookups one key at a time, positive and negative, on the filter
-//! (`owned`) and on a [`FilterView`] of its encoding (`view`), alternating in one run.
+//! (`owned`), on a [`FilterView`] of its encoding (`view`, which branches on the geometry
+//! its header records for each key) and on that view's
+//! [`typed`](FilterView::typed) lookups (`typed`, the geometry fixed at compile time),
+//! alternating in one run.
 //!
 //! ```text
 //! cargo bench --bench format                        # 1M items (2.1 MB)
@@ -104,7 +107,8 @@ fn view(c: &mut Criterion) {
     for (label, items) in sizes(DEFAULT_SIZES) {
         let filter = filled(items);
         let encoded = filter.to_bytes();
-        let view: FilterView = FilterView::new(&encoded).unwrap();
+        let view = FilterView::new(&encoded).unwrap();
+        let typed = view.typed::<u16, 4>().unwrap();
         let hits: Vec<u64> = positives(items).map(|k| filter.hash(&k)).collect();
         let misses: Vec<u64> = negatives(items).map(|k| filter.hash(&k)).collect();
 
@@ -116,6 +120,9 @@ fn view(c: &mut Criterion) {
             });
             group.bench_function(BenchmarkId::new("view", kind), |b| {
                 probe(b, keys, |h| view.contains_hash(h));
+            });
+            group.bench_function(BenchmarkId::new("typed", kind), |b| {
+                probe(b, keys, |h| typed.contains_hash(h));
             });
         }
         group.finish();

@@ -181,10 +181,10 @@ MUTATIONS = {
         "tests/format_alloc.rs::a_huge_claimed_table_is_never_allocated",
         "the decoder allocates the table before checking the input's length",
         "src/format/decode.rs",
-        """    let (expected, found) = (header.encoded_len(), bytes.len() as u64);""",
-        """    let _ = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
-        .map_err(|_| DecodeError::OutOfMemory)?;
-    let (expected, found) = (header.encoded_len(), bytes.len() as u64);""",
+        """    header.check_geometry::<F, B>()?;""",
+        """    header.check_geometry::<F, B>()?;
+    let _ = RawFilter::<F, B>::new(header.buckets as usize, header.stripes as usize)
+        .map_err(|_| DecodeError::OutOfMemory)?;""",
     ),
     "t4": (
         "tests/format.rs::each_header_field_is_checked_past_the_checksum",
@@ -206,6 +206,13 @@ MUTATIONS = {
         "src/format/view.rs",
         """        check_count(bytes, counted)?;""",
         """        let _ = check_count;""",
+    ),
+    "t11": (
+        "tests/format.rs::a_view_answers_as_the_filter_in_every_geometry",
+        "a view reads an 8-bit, 8-slot snapshot as 16-bit, 4-slot (the same words)",
+        "src/format/view.rs",
+        """            (8, 8) => Self::U8x8(TableBytes::new(table, indexer)),""",
+        """            (8, 8) => Self::U16x4(TableBytes::new(table, indexer)),""",
     ),
     "t8": (
         "tests/format.rs::serde_carries_the_snapshot_format",

@@ -162,7 +162,9 @@ pub use error::{BuildError, InsertError, InsertManyError};
 pub use exclusive::ExclusiveFilter;
 pub use filter::CuckooFilter;
 pub use fingerprint::Fingerprint;
-pub use format::{ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES};
+pub use format::{
+    ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES, TypedFilterView,
+};
 pub use growable::{
     DEFAULT_GROWTH, DEFAULT_MAX_SUB_FILTERS, GrowableBuilder, GrowableCuckooFilter,
     MAX_SUB_FILTERS_LIMIT,

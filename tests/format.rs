@@ -376,13 +376,25 @@ fn encode_filled<F: Fingerprint, const B: usize>(buckets: usize, keys: usize) ->
 }
 
 /// Decodes `input` as every geometry (the one it claims and the others, which must be
-/// refused); a filter that decodes is used. True if any decoded.
+/// refused), and opens a view of it, which must succeed exactly when one decoder does;
+/// a filter that decodes is used. True if any decoded.
 fn any_geometry_decodes(input: &[u8]) -> bool {
     fn try_one<F: Fingerprint, const B: usize>(input: &[u8]) -> bool {
         match CuckooFilter::<F, B>::from_bytes(input) {
             Ok(filter) => {
                 let len = filter.len();
                 assert!(len <= filter.capacity());
+                // A view opens exactly what a decoder of its geometry decodes, and
+                // answers as it.
+                let view = FilterView::new(input).expect("a view opens what decodes");
+                assert_eq!(
+                    (view.fingerprint_bits(), view.slots_per_bucket()),
+                    (F::BITS, B)
+                );
+                assert_eq!(view.len(), len);
+                for key in 0..32u64 {
+                    assert_eq!(view.count(&key), filter.count(&key), "key {key}");
+                }
                 let _ = filter.insert(&1u64);
                 let _ = filter.contains(&2u64);
                 filter.remove(&1u64);
@@ -404,6 +416,12 @@ fn any_geometry_decodes(input: &[u8]) -> bool {
     ];
     let decoded = results.iter().filter(|&&ok| ok).count();
     assert!(decoded <= 1, "one input decoded as two geometries");
+    if decoded == 0 {
+        assert!(
+            FilterView::new(input).is_err(),
+            "a view opened what no decoder decodes"
+        );
+    }
     decoded == 1
 }
 
@@ -491,6 +509,16 @@ fn the_golden_file_decodes_key_by_key() {
     assert_eq!(filter.hasher().seed(), 0x601D);
     for key in golden_keys() {
         assert!(filter.contains(&key), "golden key {key} missing");
+    }
+    // A view of the file, with no geometry named, reads it the same way.
+    let view = FilterView::new(GOLDEN).unwrap();
+    assert_eq!((view.fingerprint_bits(), view.slots_per_bucket()), (16, 4));
+    assert_eq!((view.len(), view.buckets()), (50, 16));
+    for key in golden_keys() {
+        assert!(
+            view.contains(&key),
+            "golden key {key} missing from the view"
+        );
     }
     // The layout of the table in `format/mod.rs`, read off the file itself.
     assert_eq!(&GOLDEN[..8], b"CCFILTER");
@@ -635,24 +663,39 @@ fn serde_carries_the_snapshot_format() {
     assert!(error.unwrap_err().to_string().contains("checksum"));
 }
 
-fn view_agrees<F: Fingerprint, const B: usize>() {
-    let filter: CuckooFilter<F, B> = CuckooFilter::builder()
+/// A filter of geometry `F` × `B` sized for `capacity` keys, holding the keys `0..keys`.
+fn filled<F: Fingerprint, const B: usize>(capacity: usize, keys: u64) -> CuckooFilter<F, B> {
+    let filter = CuckooFilter::builder()
         .fingerprint::<F>()
         .slots::<B>()
-        .capacity(20_500)
+        .capacity(capacity)
         .build()
         .unwrap();
-    filter.insert_many(0..20_000u64).unwrap();
+    filter.insert_many(0..keys).unwrap();
+    filter
+}
+
+fn view_agrees<F: Fingerprint, const B: usize>() {
+    let filter = filled::<F, B>(20_500, 20_000);
     filter.insert_many(0..500u64).unwrap(); // some keys twice, for `count`
-    // At an odd offset in a larger buffer: a view needs no alignment.
+    // At an odd offset in a larger buffer: a view needs no alignment. No type
+    // annotation: the view takes its geometry from the header.
     let mut buffer = vec![0xAA];
     buffer.extend(filter.to_bytes());
-    let view = FilterView::<F, B>::new(&buffer[1..]).unwrap();
+    let view = FilterView::new(&buffer[1..]).unwrap();
+    assert_eq!(
+        (view.fingerprint_bits(), view.slots_per_bucket()),
+        (F::BITS, B)
+    );
     assert_eq!(view.len(), filter.len());
     assert_eq!(view.capacity(), filter.capacity());
+    assert_eq!(view.buckets(), filter.buckets());
+    let typed = view.typed::<F, B>().unwrap();
     for key in 0..60_000u64 {
         assert_eq!(view.contains(&key), filter.contains(&key), "key {key}");
         assert_eq!(view.count(&key), filter.count(&key), "key {key}");
+        assert_eq!(typed.contains(&key), filter.contains(&key), "key {key}");
+        assert_eq!(typed.count(&key), filter.count(&key), "key {key}");
     }
 }
 
@@ -672,18 +715,15 @@ fn a_view_checks_its_bytes_once() {
     for bit in (0..bytes.len() * 8).step_by(7) {
         let mut flipped = bytes.clone();
         flipped[bit / 8] ^= 1 << (bit % 8);
-        assert!(FilterView::<u16, 4>::new(&flipped).is_err(), "bit {bit}");
+        assert!(FilterView::new(&flipped).is_err(), "bit {bit}");
     }
     for len in 0..bytes.len() {
-        assert!(
-            FilterView::<u16, 4>::new(&bytes[..len]).is_err(),
-            "length {len}"
-        );
+        assert!(FilterView::new(&bytes[..len]).is_err(), "length {len}");
     }
     let count_at = bytes.len() - 12;
     let forged = resealed(bytes.clone(), |b| b[count_at] += 1);
     assert!(matches!(
-        FilterView::<u16, 4>::new(&forged),
+        FilterView::new(&forged),
         Err(DecodeError::CountMismatch { .. })
     ));
     let hasher = RandomState::new();
@@ -691,12 +731,105 @@ fn a_view_checks_its_bytes_once() {
     custom.insert("k").unwrap();
     let encoded = custom.to_bytes();
     assert!(matches!(
-        FilterView::<u16, 4>::new(&encoded),
+        FilterView::new(&encoded),
         Err(DecodeError::CustomHasher)
     ));
+    assert!(matches!(
+        FilterView::with_hasher(&encoded, DefaultHashBuilder::new()),
+        Err(DecodeError::HasherMismatch)
+    ));
     assert!(
-        FilterView::<u16, 4, _>::with_hasher(&encoded, hasher)
+        FilterView::with_hasher(&encoded, hasher)
             .unwrap()
             .contains("k")
     );
+}
+
+/// What a view cannot open is a typed error: a growable filter's snapshot (another kind),
+/// a geometry this crate does not build, a header whose geometry does not fit its table;
+/// and a header rewritten to another supported geometry is read as that geometry or
+/// refused, never a panic.
+#[test]
+fn a_view_refuses_other_kinds_and_geometries() {
+    let growable = GrowableCuckooFilter::with_capacity(100);
+    growable.insert_many(0..1_000u64).unwrap();
+    assert!(matches!(
+        FilterView::new(&growable.to_bytes()),
+        Err(DecodeError::UnsupportedKind(2))
+    ));
+
+    let bytes = small_encoding(); // 16-bit fingerprints, 4 slots, 6 buckets
+    for (bits, slots) in [(12, 4), (16, 6), (0, 0), (64, 8), (8, 16)] {
+        let forged = resealed(bytes.clone(), |b| (b[11], b[12]) = (bits, slots));
+        match FilterView::new(&forged) {
+            Err(DecodeError::UnsupportedGeometry {
+                fingerprint_bits,
+                slots: found,
+            }) => assert_eq!((fingerprint_bits, found), (bits, slots)),
+            other => panic!("{bits}-bit × {slots}: {other:?}"),
+        }
+    }
+    // 32-bit × 4 needs twice the words of 16-bit × 4: the header contradicts itself.
+    let forged = resealed(bytes.clone(), |b| b[11] = 32);
+    assert!(matches!(
+        FilterView::new(&forged),
+        Err(DecodeError::InvalidHeader("table words"))
+    ));
+    // Every supported geometry written over this header: read as that geometry (the same
+    // words, another reading) or refused with a typed error.
+    for bits in [8, 16, 32] {
+        for slots in [4, 8] {
+            let forged = resealed(bytes.clone(), |b| (b[11], b[12]) = (bits, slots));
+            match FilterView::new(&forged) {
+                Ok(view) => {
+                    assert_eq!(
+                        (view.fingerprint_bits(), view.slots_per_bucket()),
+                        (u32::from(bits), usize::from(slots))
+                    );
+                    let _ = view.contains(&1u64);
+                }
+                Err(error) => {
+                    let _ = error.to_string();
+                }
+            }
+        }
+    }
+}
+
+/// A snapshot of a geometry other than the one asked for: the typed decoder and a view's
+/// typed lookups refuse it with the same error; the view itself reads it as what it is.
+#[test]
+fn the_decoder_checks_the_geometry_and_the_view_follows_it() {
+    fn check<F: Fingerprint, const B: usize>() {
+        let bytes = filled::<F, B>(1_000, 900).to_bytes();
+        let view = FilterView::new(&bytes).unwrap();
+        assert_eq!(view.len(), 900);
+        assert!((0..900u64).all(|key| view.contains(&key)));
+        let found = (F::BITS as u8, B as u8);
+        if found != (16, 4) {
+            let mismatch = |error| {
+                matches!(error, DecodeError::GeometryMismatch { expected: (16, 4), found: f }
+                    if f == found)
+            };
+            assert!(CuckooFilter::<u16, 4>::from_bytes(&bytes).is_err_and(mismatch));
+            assert!(view.typed::<u16, 4>().is_err_and(mismatch));
+        }
+        // Each of the six: only its own geometry gives typed lookups.
+        let typed = [
+            view.typed::<u8, 4>().is_ok(),
+            view.typed::<u8, 8>().is_ok(),
+            view.typed::<u16, 4>().is_ok(),
+            view.typed::<u16, 8>().is_ok(),
+            view.typed::<u32, 4>().is_ok(),
+            view.typed::<u32, 8>().is_ok(),
+        ];
+        let own = [(8, 4), (8, 8), (16, 4), (16, 8), (32, 4), (32, 8)].map(|g| g == found);
+        assert_eq!(typed, own);
+    }
+    check::<u8, 4>();
+    check::<u8, 8>();
+    check::<u16, 4>();
+    check::<u16, 8>();
+    check::<u32, 4>();
+    check::<u32, 8>();
 }

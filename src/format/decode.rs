@@ -22,6 +22,20 @@ const FIRST_READ: u64 = 1 << 20;
 pub(crate) fn checked<F: Fingerprint, const B: usize>(bytes: &[u8]) -> Result<Header, DecodeError> {
     let header = Header::parse(bytes)?;
     header.check_geometry::<F, B>()?;
+    check_body(bytes, &header)?;
+    Ok(header)
+}
+
+/// [`checked`] for an encoding of any geometry: the header's decides how the table is
+/// read (a [`FilterView`](super::FilterView) reads it so).
+pub(crate) fn checked_any(bytes: &[u8]) -> Result<Header, DecodeError> {
+    let header = Header::parse(bytes)?;
+    check_body(bytes, &header)?;
+    Ok(header)
+}
+
+/// `bytes` must be exactly the encoding `header` announces, its checksum right.
+fn check_body(bytes: &[u8], header: &Header) -> Result<(), DecodeError> {
     let (expected, found) = (header.encoded_len(), bytes.len() as u64);
     if found < expected {
         return Err(DecodeError::Truncated);
@@ -33,7 +47,7 @@ pub(crate) fn checked<F: Fingerprint, const B: usize>(bytes: &[u8]) -> Result<He
     if crc32fast::hash(body).to_le_bytes() != checksum {
         return Err(DecodeError::ChecksumMismatch);
     }
-    Ok(header)
+    Ok(())
 }
 
 /// The table's bytes of a [`checked`] encoding.

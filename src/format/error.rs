@@ -12,7 +12,11 @@ pub enum DecodeError {
     BadMagic,
     /// Written by a format version this build does not read.
     UnsupportedVersion(u16),
-    /// An encoding of another kind of structure than the one asked for.
+    /// An encoding of another kind of structure than the one asked for (a
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s snapshot, kind 2, given to
+    /// `CuckooFilter::from_bytes` or [`FilterView::new`](crate::FilterView::new); a
+    /// single filter's given to `GrowableCuckooFilter::from_bytes`), or of a kind this
+    /// build does not know.
     UnsupportedKind(u8),
     /// The header's fingerprint width or slots per bucket is not one this crate supports.
     UnsupportedGeometry {
@@ -22,7 +26,9 @@ pub enum DecodeError {
         slots: u8,
     },
     /// The filter was written with another geometry than the type decoding it (for
-    /// example a `CuckooFilter<u32, 8>` read as the default `CuckooFilter<u16, 4>`).
+    /// example a `CuckooFilter<u32, 8>` read as the default `CuckooFilter<u16, 4>`), or
+    /// than the one [`FilterView::typed`](crate::FilterView::typed) names. A
+    /// [`FilterView`](crate::FilterView) itself takes the geometry from the header.
     GeometryMismatch {
         /// `(fingerprint bits, slots)` of the type decoding it.
         expected: (u8, u8),

@@ -38,7 +38,7 @@ mod view;
 
 pub use chunks::{ChunkLoader, DumpChunks, MIN_CHUNK_BYTES};
 pub use error::DecodeError;
-pub use view::FilterView;
+pub use view::{FilterView, TypedFilterView};
 
 /// The first eight bytes of every encoding.
 pub(crate) const MAGIC: [u8; 8] = *b"CCFILTER";
