@@ -290,6 +290,20 @@ MUTATIONS = {
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);""",
     ),
+    "n": (
+        "doubling::lookup_reads_a_plain_insert_after_a_split",
+        "a plain insert stores its word with Relaxed (no release for a lookup that reads it)",
+        "src/expand/engine.rs",
+        """        self.set_slot_release(self.index(view.spot), slot, view.query);""",
+        """        self.set_slot(self.index(view.spot), slot, view.query);""",
+    ),
+    "o": (
+        "lookup_reads_a_plain_remove_after_a_kick_move",
+        "a plain remove stores its word with Relaxed (no release for a lookup that reads it)",
+        "src/raw.rs",
+        """        self.table.set_slot_release(bucket, slot, new);""",
+        """        self.table.set_slot(bucket, slot, new);""",
+    ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
         "a kick move made with exclusive access skips its stores",

@@ -10,6 +10,9 @@
 //! (m) A lookup of K races a doubling from era 1 (every stripe split) to era 2 and the
 //!     split after it: a lookup that began at the old era must notice the new one,
 //!     including when it sees a stripe already unsplit by the doubling.
+//! (n) A lookup of K reads K's parent bucket as a plain insert of X left it after K's
+//!     split (on another thread, which runs no seqlock window): it must see the split's
+//!     stamp, and look again.
 
 use super::explore;
 use concurrent_cuckoo_filter::DoublingTable;
@@ -113,5 +116,37 @@ fn lookup_races_a_doubling() {
         grower.join().unwrap();
         reader.join().unwrap();
         assert!(table.contains_hash(k));
+    });
+}
+
+#[test]
+fn lookup_reads_a_plain_insert_after_a_split() {
+    explore("(n) lookup reads a plain insert made after a split", || {
+        let (table, k) = doubled_with_k();
+        let parent = table.places(k)[0].0 % 4;
+        let stripe = table.stripe_of(parent);
+        // The other stripe is split in the setup, so the inserter splits nothing itself.
+        table.split_stripe(1 - stripe);
+        // X's first bucket at era 1 is K's parent (X stays there at the split).
+        let x = find(|hash, first, child| hash != k && first == parent && child == first);
+        // The split, then X's insert on another thread (which learns of the split but
+        // runs no seqlock window of its own, so none of its fences covers its store).
+        let writer = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                table.split_stripe(stripe);
+                let table = Arc::clone(&table);
+                thread::spawn(move || table.insert_hash(x).expect("X fits"))
+                    .join()
+                    .unwrap();
+            })
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed after X went in"))
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(table.contains_hash(x) && table.contains_hash(k));
     });
 }

@@ -314,3 +314,43 @@ fn kick_path_invalidated_by_concurrent_writer() {
         assert_eq!(filter.len(), present.len() + 2);
     });
 }
+
+/// (o) The scene of model (a), but the lookup of X reads bucket 0 as a plain remove
+/// left it after the move: once the insert of Y has moved X to bucket 3, another thread
+/// removes P from bucket 0. That remove runs no seqlock window, so no fence of its own
+/// covers its store; the lookup that reads it must still see the move's stamps.
+#[test]
+fn lookup_reads_a_plain_remove_after_a_kick_move() {
+    explore("lookup reads a plain remove after a kick move", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        let x = keys.with_buckets(&filter, 0, 3);
+        put(&filter, x, 0);
+        let p = keys.with_buckets(&filter, 0, 1);
+        put(&filter, p, 0);
+        for _ in 0..2 {
+            put(&filter, keys.with_buckets(&filter, 0, 1), 0);
+        }
+        for _ in 0..4 {
+            put(&filter, keys.with_buckets(&filter, 1, 0), 1);
+        }
+        let y = keys.with_buckets(&filter, 0, 1);
+        let writer = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || {
+                filter.insert_hash(y).unwrap();
+                let filter = Arc::clone(&filter);
+                thread::spawn(move || assert!(filter.remove_hash(p)))
+                    .join()
+                    .unwrap();
+            })
+        };
+        let reader = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || assert!(filter.contains_hash(x), "X missed after P's remove"))
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(filter.contains_hash(x) && filter.contains_hash(y));
+    });
+}

@@ -15,7 +15,9 @@
 //!   | odd  | a kick move is rewriting words of this stripe |
 //!
 //!   Only kick moves bump it; plain inserts and removes change one word with one atomic
-//!   store, which a reader sees entirely or not at all, so they need no stamp. Keeping the
+//!   store, which a reader sees entirely or not at all, so they need no stamp (the store
+//!   is `Release`, so a reader that sees it also sees the moves before it: see
+//!   `Table::set_slot_release`). Keeping the
 //!   versions in their own dense array means the lines lookups read are written only by
 //!   kicks, never by ordinary inserts.
 //! - **lock** (`writers[s].lock`), taken by inserts, removes, kick hops and the locked

@@ -167,11 +167,28 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     /// stored without a read-modify-write, which is only sound with a single writer.
     #[inline]
     pub(crate) fn set_slot(&self, bucket: usize, slot: usize, fp: u64) {
+        self.store_slot(bucket, slot, fp, Ordering::Relaxed);
+    }
+
+    /// [`set_slot`](Self::set_slot) with a `Release` store, for a plain insert or
+    /// remove: a store outside any seqlock window. The word it writes still carries
+    /// every earlier kick move (or split) of its bucket, which the writer saw through
+    /// the stripe lock. A lookup that reads the word and then fences with `Acquire`
+    /// synchronizes with this store, so its validation sees those moves' stamps; after
+    /// a `Relaxed` store it may not, and could see a move's clear here but miss its copy
+    /// in the other bucket (loom models (n) and (o)). On x86 it is the same `mov`.
+    #[inline]
+    pub(crate) fn set_slot_release(&self, bucket: usize, slot: usize, fp: u64) {
+        self.store_slot(bucket, slot, fp, Ordering::Release);
+    }
+
+    #[inline(always)]
+    fn store_slot(&self, bucket: usize, slot: usize, fp: u64, order: Ordering) {
         let (index, shift) = Self::slot_position(bucket, slot);
         let word = self.word(index);
         let old = word.load(Ordering::Relaxed);
         let new = (old & !(Self::SLOT_MASK << shift)) | (fp << shift);
-        word.store(new, Ordering::Relaxed);
+        word.store(new, order);
     }
 
     /// Words of the table proper (the spare alignment words excluded): what a snapshot
@@ -186,11 +203,12 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         self.word(index).load(Ordering::Relaxed)
     }
 
-    /// Stores table word `index` (`Relaxed`), for a sweep that holds every stripe lock:
-    /// the word's one possible writer.
+    /// Stores table word `index`, for a sweep that holds every stripe lock: the word's
+    /// one possible writer. `Release`, as [`set_slot_release`](Self::set_slot_release):
+    /// the sweep runs outside any seqlock window.
     #[inline]
     pub(crate) fn store_word(&self, index: usize, value: u64) {
-        self.word(index).store(value, Ordering::Relaxed);
+        self.word(index).store(value, Ordering::Release);
     }
 
     /// The first word of the bucket that word `index` belongs to: the word its stripe is

@@ -33,7 +33,9 @@
 //! move, a split) happens inside the seqlock window of the stripe that holds the code,
 //! whose stamp the lookup validates, and a writer of a later era loaded that era word
 //! before its window opened, so a lookup that began at an earlier era sees the new era
-//! word when it validates (the fence pairs as in the core filter's seqlock).
+//! word when it validates (the fence pairs as in the core filter's seqlock). A plain
+//! insert or remove stores its word with `Release`: that word carries every move and
+//! split of its bucket before it, so a lookup that reads it sees their stamps too.
 
 use std::collections::TryReserveError;
 
@@ -579,9 +581,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         (self.word() == ready.word).then_some(guards)
     }
 
+    /// A store inside a seqlock window (a kick move or a split).
     fn set_slot(&self, index: u64, slot: usize, code: u64) {
         if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
             table.set_slot(offset as usize, slot, code);
+        }
+    }
+
+    /// A plain insert's or remove's store, with `Release` (`Table::set_slot_release`):
+    /// the word carries every earlier split and kick move of its bucket, and a lookup
+    /// that reads it must then see their stamps and the era word they ran at. After a
+    /// `Relaxed` store it may not: loom model (n), a lookup that reads the parent
+    /// bucket as an insert left it after the split (the key gone to the child) and
+    /// still validates its stamp from before the split.
+    fn set_slot_release(&self, index: u64, slot: usize, code: u64) {
+        if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
+            table.set_slot_release(offset as usize, slot, code);
         }
     }
 
@@ -652,7 +667,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let side = usize::from(first.count_ones() < second.count_ones());
         let slot = [first, second][side].trailing_zeros() as usize;
         let view = ready.views[side];
-        self.set_slot(self.index(view.spot), slot, view.query);
+        self.set_slot_release(self.index(view.spot), slot, view.query);
         self.stripes.add_count(ready.stripes[side], 1);
         Placement::Inserted
     }
@@ -840,7 +855,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let Some((_, side, slot)) = longest else {
                 return false;
             };
-            self.set_slot(indices[side], slot, 0);
+            self.set_slot_release(indices[side], slot, 0);
             self.stripes.add_count(ready.stripes[side], -1);
             return true;
         }

@@ -225,8 +225,9 @@
 //! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
 //!   No code moves between links, so a lookup asks each in turn.
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
-//!   insert that must split the stripe it needs (l), and a lookup racing a doubling (m),
-//!   each with a mutation in `break_models.py`.
+//!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
+//!   and a lookup that reads a plain insert made after a split (n), each with a
+//!   mutation in `break_models.py`.
 //!
 //! Still to do: the public type (the growable filter on this engine), a format kind for
 //! its snapshots, the Redis module's data type, and stats. Measured on the engine so far
