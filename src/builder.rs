@@ -74,8 +74,9 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> Builder<F, B, S> {
     }
 
     /// Sets the number of writer stripes (a power of two, at most 65,536). By default it
-    /// grows with the table, from 16 to 1,024. More stripes let more writers run at once
-    /// and cost 20 bytes each.
+    /// grows with the table: one per 16 buckets (at least 2) up to 16, then one per 256
+    /// buckets up to 1,024. More stripes let more writers run at once and cost 20 bytes
+    /// each.
     pub fn stripes(mut self, stripes: usize) -> Self {
         self.stripes = Some(stripes);
         self
@@ -190,7 +191,18 @@ pub(crate) fn checked_stripes(asked: Option<usize>, default: usize) -> Result<us
 pub(crate) const MAX_STRIPES: usize = 1 << 16;
 
 /// One stripe per 256 buckets, between 16 and 1,024: enough that two writers rarely meet,
-/// few enough that the version array stays in L1 and costs < 0.2 bits per item.
+/// few enough that the version array stays in L1 and costs < 0.2 bits per item. A table
+/// of under 256 buckets gets one stripe per 16 buckets instead (rounded up to a power of
+/// two), and at least [`MIN_STRIPES`]: 16 stripes (320 bytes) would cost more than a
+/// 100-key table (240 bytes), and more stripes would buy such a table little: its few
+/// cache lines bounce between its writers whatever the stripes, and a lock is held for a
+/// few table words.
 pub(crate) fn default_stripes(buckets: usize) -> usize {
-    (buckets / 256).next_power_of_two().clamp(16, 1024)
+    let per_256 = (buckets / 256).next_power_of_two().clamp(16, 1024);
+    let per_16 = buckets.div_ceil(16).next_power_of_two().max(MIN_STRIPES);
+    per_256.min(per_16)
 }
+
+/// The fewest stripes a filter gets by default: two writers of a tiny table lock the same
+/// stripe half the time, against always with one.
+const MIN_STRIPES: usize = 2;

@@ -2,8 +2,9 @@
 //! request, without disturbing the filter.
 //!
 //! The counters live only on the write path's cold branches (an insert that kicks, an
-//! insert that fails), in a few cache-padded shards picked by stripe, so a lookup writes
-//! nothing and an ordinary insert touches none of them.
+//! insert that fails), in a few cache-padded shards picked by stripe (a small table's
+//! one shard unpadded), so a lookup writes nothing and an ordinary insert touches none
+//! of them.
 
 use crossbeam_utils::CachePadded;
 
@@ -92,7 +93,16 @@ struct Shard {
 
 /// The event counters of one filter.
 pub(crate) struct Counters {
-    shards: Box<[CachePadded<Shard>]>,
+    shards: Shards,
+}
+
+enum Shards {
+    /// A table of up to 256 buckets: a single shard, not padded. Padding keeps writers
+    /// of different shards off each other's lines; one shard has no other to keep off,
+    /// and padding its 32 bytes to 128 would add 96 to a 100-key filter's 440.
+    One(Box<Shard>),
+    /// Two shards or more (a power of two), each padded to its own line pair.
+    Many(Box<[CachePadded<Shard>]>),
 }
 
 /// What [`Counters`] add up to.
@@ -111,17 +121,34 @@ impl Counters {
             .next_power_of_two()
             .min(SHARDS)
             .min(stripes);
-        Self {
-            shards: (0..shards)
-                .map(|_| CachePadded::new(Shard::default()))
-                .collect(),
-        }
+        let shards = if shards == 1 {
+            Shards::One(Box::default())
+        } else {
+            Shards::Many(
+                (0..shards)
+                    .map(|_| CachePadded::new(Shard::default()))
+                    .collect(),
+            )
+        };
+        Self { shards }
     }
 
     #[inline]
     fn shard(&self, stripe: usize) -> &Shard {
-        // Stripes and shards are powers of two: a mask.
-        &self.shards[stripe & (self.shards.len() - 1)]
+        match &self.shards {
+            Shards::One(shard) => shard,
+            // Stripes and shards are powers of two: a mask.
+            Shards::Many(shards) => &shards[stripe & (shards.len() - 1)],
+        }
+    }
+
+    /// Every shard.
+    fn shards(&self) -> impl Iterator<Item = &Shard> {
+        let (one, many) = match &self.shards {
+            Shards::One(shard) => (Some(&**shard), &[][..]),
+            Shards::Many(shards) => (None, &shards[..]),
+        };
+        one.into_iter().chain(many.iter().map(|shard| &**shard))
     }
 
     /// An insert near `stripe` succeeded after `moves` kick moves.
@@ -153,16 +180,14 @@ impl Counters {
 
     pub(crate) fn sum(&self) -> Events {
         let total = |field: fn(&Shard) -> &AtomicU64| -> u64 {
-            self.shards
-                .iter()
+            self.shards()
                 .map(|s| field(s).load(Ordering::Relaxed))
                 .sum()
         };
         Events {
             kicked: total(|s| &s.kicked),
             longest_path: self
-                .shards
-                .iter()
+                .shards()
                 .map(|s| s.longest_path.load(Ordering::Relaxed))
                 .max()
                 .unwrap_or(0),
@@ -172,6 +197,40 @@ impl Counters {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of_val(&*self.shards)
+        match &self.shards {
+            Shards::One(shard) => std::mem::size_of_val(&**shard),
+            Shards::Many(shards) => std::mem::size_of_val(&**shards),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same events add up the same with one shard and with many.
+    #[test]
+    fn one_shard_and_many_sum_alike() {
+        let one = Counters::new(16, 256);
+        let many = Counters::new(16, 256 * SHARDS);
+        assert!(matches!(one.shards, Shards::One(_)));
+        assert!(matches!(&many.shards, Shards::Many(shards) if shards.len() == SHARDS));
+        for counters in [&one, &many] {
+            for stripe in 0..16 {
+                counters.kicked(stripe, stripe % 5);
+                counters.failed_full(stripe);
+            }
+            counters.failed_too_many_copies(3);
+            let events = counters.sum();
+            assert_eq!(
+                (events.kicked, events.longest_path, events.full),
+                (16, 4, 16)
+            );
+            assert_eq!(events.too_many_copies, 1);
+        }
+        assert_eq!(one.memory_usage(), 32);
+        assert_eq!(many.memory_usage(), SHARDS * 128);
+        // One shard only: no enum tag beside the pointers.
+        assert_eq!(std::mem::size_of::<Counters>(), 16);
     }
 }

@@ -197,19 +197,14 @@ unsafe extern "C" fn copy(
     copied.map_or(std::ptr::null_mut(), into_raw)
 }
 
-/// `DEBUG DIGEST-VALUE`: the snapshot bytes (the table, word for word) and the
-/// settings, so a replica that applied the same writes reports the same digest; for a
-/// load in progress, the pieces received.
+/// `DEBUG DIGEST-VALUE`: the snapshot bytes (the table, word for word) without the
+/// writer-stripe counts, and the settings, so a replica that applied the same writes
+/// reports the same digest, whichever module version built its filters; for a load in
+/// progress, the pieces received.
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     // SAFETY: Redis passes a live value of this type.
     let bytes = match unsafe { value_of(value) } {
-        KeyValue::Ready(key) => {
-            let mut bytes = key.snapshot();
-            for field in key.settings.to_array() {
-                bytes.extend_from_slice(&field.to_le_bytes());
-            }
-            bytes
-        }
+        KeyValue::Ready(key) => key.digest_bytes(),
         KeyValue::Loading(load) => load.pieces().concat(),
     };
     // SAFETY: the digest API functions are set once the module is loaded; `bytes`

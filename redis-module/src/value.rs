@@ -287,6 +287,16 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.to_bytes())
     }
 
+    /// What `DEBUG DIGEST-VALUE` hashes: the snapshot without its writer-stripe counts
+    /// (see [`without_stripe_counts`]), then the settings.
+    pub fn digest_bytes(&self) -> Vec<u8> {
+        let mut bytes = without_stripe_counts(&self.snapshot());
+        for field in self.settings.to_array() {
+            bytes.extend_from_slice(&field.to_le_bytes());
+        }
+        bytes
+    }
+
     /// A snapshot in the library's checked chunks of at most `chunk_bytes` bytes.
     pub fn dump_chunks(&self, chunk_bytes: usize) -> DumpChunks {
         with_filter!(&self.filter, f => f.dump_chunks(chunk_bytes))
@@ -296,4 +306,44 @@ impl CuckooKey {
     pub fn duplicate(&self) -> Result<Self, DecodeError> {
         Self::from_parts(self.settings, &self.snapshot())
     }
+}
+
+/// A growable filter's snapshot with every sub-filter's writer-stripe count zeroed and
+/// the checksums that cover it (each sub-filter's and the whole encoding's) left out:
+/// what the key holds, not how it was built to take concurrent writers. The library
+/// picks a small table's stripe count by its size, and has changed that choice (a
+/// 100-item filter took 16 stripes, now 2); a filter made by another version, or
+/// restored from an older RDB, holds the same table words and digests the same, as a
+/// Redis set's digest does not depend on its encoding.
+///
+/// The layout is the library's snapshot format, version 1 (`src/format/growable.rs`
+/// and `src/format/mod.rs` there): a 48-byte header, each sub-filter as a 48-byte header
+/// (stripe count at bytes 32..36, table words `W` at 40..48), `8·W` bytes of words, an
+/// 8-byte item count and a 4-byte CRC, then a 4-byte CRC. Bytes that do not parse as
+/// that (never the case for a snapshot the library just wrote) are returned whole.
+fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
+    const HEADER: usize = 48;
+    const STRIPES: std::ops::Range<usize> = 32..36;
+    const WORDS: std::ops::Range<usize> = 40..48;
+    const COUNT: usize = 8;
+    const CRC: usize = 4;
+    let parsed = || -> Option<Vec<u8>> {
+        let end = snapshot.len().checked_sub(CRC)?;
+        let mut out = Vec::with_capacity(snapshot.len());
+        out.extend_from_slice(snapshot.get(..HEADER)?);
+        let mut at = HEADER;
+        while at < end {
+            let header = snapshot.get(at..at + HEADER)?;
+            let words = u64::from_le_bytes(header[WORDS].try_into().ok()?);
+            let table = usize::try_from(words).ok()?.checked_mul(8)?;
+            out.extend_from_slice(&header[..STRIPES.start]);
+            out.extend_from_slice(&[0; STRIPES.end - STRIPES.start]);
+            out.extend_from_slice(&header[STRIPES.end..]);
+            let body = at + HEADER..(at + HEADER).checked_add(table)?.checked_add(COUNT)?;
+            out.extend_from_slice(snapshot.get(body.clone())?);
+            at = body.end.checked_add(CRC)?;
+        }
+        (at == end).then_some(out)
+    };
+    parsed().unwrap_or_else(|| snapshot.to_vec())
 }

@@ -136,13 +136,9 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             buckets_at_load(keys, SLOTS, WINDOW_LOAD),
             SLOTS * F::BITS as usize / 8,
         )?;
-        // As a `CuckooFilter`'s, but a tiny window (a ghost for a cache of a few hundred
-        // entries) gets one stripe per 8 buckets rather than 16 stripes: a few writers
-        // at most share it, and each stripe costs 20 bytes.
-        let stripes = checked_stripes(
-            self.stripes,
-            default_stripes(buckets).min((buckets / 8).next_power_of_two()),
-        )?;
+        // As a `CuckooFilter`'s: a tiny window (a ghost for a cache of a few hundred
+        // entries) gets one stripe per 16 buckets.
+        let stripes = checked_stripes(self.stripes, default_stripes(buckets))?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
         Ok(RecentFilter::from_parts(
             raw,
