@@ -89,10 +89,10 @@ MUTATIONS = {
         "remove_during_lookup_of_a_neighbour",
         "slot store tears the word: zeroes it, then writes the new value",
         "src/table.rs",
-        """        word.store(new, Ordering::Relaxed);
+        """        word.store(new, order);
     }""",
-        """        word.store(0, Ordering::Relaxed);
-        word.store(new, Ordering::Relaxed);
+        """        word.store(0, order);
+        word.store(new, order);
     }""",
     ),
     "e": (
