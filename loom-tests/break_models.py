@@ -267,7 +267,7 @@ MUTATIONS = {
         "src/expand/engine.rs",
         """        for stripe in 0..stripes {
             if let Some(version) = self.stripes.version(stripe) {
-                let odd = bumped(version.load(Ordering::Relaxed));
+                let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
                 self.stripes.set_version(stripe, odd, Ordering::Relaxed);
             }
         }
@@ -276,7 +276,7 @@ MUTATIONS = {
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
         for stripe in 0..stripes {
             if let Some(version) = self.stripes.version(stripe) {
-                let even = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
+                let even = bumped(version.load(Ordering::Relaxed));
                 self.stripes.set_version(stripe, even, Ordering::Release);
             }
         }""",
@@ -289,6 +289,15 @@ MUTATIONS = {
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);""",
+    ),
+    "p": (
+        "doubling::insert_races_a_doubling",
+        "a doubling's odd stamp keeps the split bit while the new era word goes out",
+        "src/expand/engine.rs",
+        """                let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
+                self.stripes.set_version(stripe, odd, Ordering::Relaxed);""",
+        """                let odd = bumped(version.load(Ordering::Relaxed));
+                self.stripes.set_version(stripe, odd, Ordering::Relaxed);""",
     ),
     "n": (
         "doubling::lookup_reads_a_plain_insert_after_a_split",

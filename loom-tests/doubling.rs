@@ -13,6 +13,10 @@
 //! (n) A lookup of K reads K's parent bucket as a plain insert of X left it after K's
 //!     split (on another thread, which runs no seqlock window): it must see the split's
 //!     stamp, and look again.
+//! (p) An insert of X races a doubling from era 1 to 2: an insert that reads the new
+//!     era word while the doubling still holds every stripe (each one odd, not yet
+//!     marked unsplit) must not take its stripes for split, or it stores X's era-2 code
+//!     where the stripe's split later overwrites it and lookups read the era before.
 
 use super::explore;
 use concurrent_cuckoo_filter::DoublingTable;
@@ -148,5 +152,38 @@ fn lookup_reads_a_plain_insert_after_a_split() {
         writer.join().unwrap();
         reader.join().unwrap();
         assert!(table.contains_hash(x) && table.contains_hash(k));
+    });
+}
+
+#[test]
+fn insert_races_a_doubling() {
+    explore("(p) insert races a doubling", || {
+        // Era 1, every stripe split: the doubling below goes from era 1 to 2.
+        let (table, k) = doubled_with_k();
+        for stripe in 0..2 {
+            table.split_stripe(stripe);
+        }
+        let x = find(|hash, _, _| hash != k);
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.double()))
+        };
+        let writer = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || table.insert_hash(x).expect("X fits"))
+        };
+        grower.join().unwrap();
+        writer.join().unwrap();
+        assert!(table.contains_hash(x), "X missed after its insert");
+        assert!(table.contains_hash(k), "K missed after X's insert");
+        // Every stripe split, as the next writers would: X and K keep their codes.
+        for stripe in 0..2 {
+            table.split_stripe(stripe);
+        }
+        assert!(
+            table.contains_hash(x) && table.contains_hash(k),
+            "lost at the split"
+        );
+        assert_eq!(table.len(), 2);
     });
 }

@@ -347,8 +347,8 @@ mod tests {
     fn concurrent_writers_and_a_reader_miss_nothing_across_links() {
         let mut lookups = 0;
         for round in 0..4 {
-            lookups += concurrent_churn(&chain::<u16, 4>(8, 2, 4), 9, round);
-            lookups += concurrent_churn(&chain::<u8, 4>(8, 2, 4), 9, round);
+            lookups += concurrent_churn(&chain::<u16, 4>(8, 2, 4), 64 << 9, 9, round);
+            lookups += concurrent_churn(&chain::<u8, 4>(8, 2, 4), 64 << 9, 9, round);
         }
         assert!(lookups > 1000, "the reader ran {lookups} lookups");
     }

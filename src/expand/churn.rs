@@ -20,15 +20,20 @@ fn spread(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Writers insert their own keys through many doublings and remove every other one
-/// a little later, while a reader looks up keys that were inserted and are never
-/// removed: none may ever be missed, whatever split, move or doubling overlaps the
-/// lookup, and none is missing at the end. Returns the reader's lookups.
-pub(crate) fn concurrent_churn(engine: &impl Shared, doublings: u32, round: u64) -> u64 {
+/// Writers insert `keys_per_writer` keys each and remove every other one a little
+/// later, while a reader looks up keys that were inserted and are never removed: none
+/// may ever be missed, whatever split, move or doubling overlaps the lookup, and none
+/// is missing at the end. The keys must take the engine through `doublings` doublings
+/// at least, give or take one (`64 << d` keys do for an 8-bucket table of up to 8
+/// slots). Returns the reader's lookups.
+pub(crate) fn concurrent_churn(
+    engine: &impl Shared,
+    keys_per_writer: u64,
+    doublings: u32,
+    round: u64,
+) -> u64 {
     const WRITERS: u64 = 3;
     const LAG: u64 = 16;
-    // Enough keys for `doublings` doublings of an 8-bucket table of 8 slots at most.
-    let keys_per_writer = 64u64 << doublings;
     let key = |writer: u64, i: u64| spread(round << 48 | writer << 32 | i);
     let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
     let writing = AtomicUsize::new(WRITERS as usize);

@@ -207,7 +207,10 @@
 //!   its seqlock window) before it locks its pair, so it waits for at most one stripe's
 //!   split, never for the table; the next doubling splits what nobody touched. Under its
 //!   pair lock a writer checks the era word: a doubling holds every lock, so neither the
-//!   era nor its stripes' split state changes while it holds one.
+//!   era nor its stripes' split state changes while it holds one. The split bits it
+//!   relies on it read before it locked, so a doubling marks every stripe unsplit with
+//!   the odd stamp it writes before the new era word: a writer that has seen the new
+//!   era cannot then read a split bit left from the old one.
 //! - **Lookups never wait for a doubling.** A lookup reads a bucket of an unsplit stripe
 //!   as its parent with the key's code of the era before, and validates both stamps and
 //!   the era word; it retries only when a split or a kick move overlapped it. While the
@@ -226,8 +229,8 @@
 //!   No code moves between links, so a lookup asks each in turn.
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
 //!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
-//!   and a lookup that reads a plain insert made after a split (n), each with a
-//!   mutation in `break_models.py`.
+//!   a lookup that reads a plain insert made after a split (n), and an insert racing a
+//!   doubling (p), each with a mutation in `break_models.py`.
 //!
 //! Still to do: the public type (the growable filter on this engine), a format kind for
 //! its snapshots, the Redis module's data type, and stats. Measured on the engine so far

@@ -19,8 +19,9 @@
 //! | 0..31 | seqlock counter: odd while a writer rewrites words of the stripe (a kick move or the split) |
 //!
 //! A stripe's split state changes only under its lock (the split) or under every lock
-//! (a doubling, which clears it everywhere), so a writer that holds a stripe's lock
-//! sees it fixed.
+//! (a doubling, which clears it everywhere, already in the odd stamp it writes before
+//! the new era word), so a writer that holds a stripe's lock sees it fixed, and one
+//! that has read the new era word never reads the old era's split bit after it.
 
 use super::segments::{Segments, position};
 use crate::sync::{AtomicU32, AtomicUsize, Lock, LockGuard, Ordering, fence};
