@@ -1,10 +1,10 @@
 //! Every goal of the growth issue ("Growth that keeps every promise"), measured in one
 //! process, for any growable filter behind the local trait [`Subject`]: today's
 //! `GrowableCuckooFilter` (a chain of sub-filters) at 16 and 8 bits, and
-//! `scalable_cuckoo_filter`, each against itself sized for its keys from the start and
-//! against the crate's fixed `CuckooFilter`. The in-place engine keeps
-//! `GrowableCuckooFilter`'s API, so once it lands the same commands give the
-//! after-figures.
+//! `scalable_cuckoo_filter`, and the table that doubles in place (`src/expand/`, through
+//! its hidden test-hooks type until the growable filter runs on it: `inplace16`,
+//! `inplace8`), each against itself sized for its keys from the start and against the
+//! crate's fixed `CuckooFilter`.
 //!
 //! ```text
 //! cargo run --release --example growth -- <scenario> [options]
@@ -18,7 +18,8 @@
 //! cargo run --release --example growth -- all      # everything (7 minutes on 2 busy cores)
 //!
 //! options: --items 8M  --first 1000  --probes 2M  --rounds R  --chunk 1024
-//!          --filters growable16,growable8,scalable  --doublings 12  --negatives 1M  --seed 1
+//!          --filters growable16,growable8,scalable,inplace16,inplace8
+//!          --doublings 12  --negatives 1M  --seed 1
 //! ```
 //!
 //! Each scenario prints a markdown table of the run (command, CPU, `RUSTFLAGS`, load)
@@ -79,7 +80,11 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use concurrent_cuckoo_filter::{CuckooFilter, Fingerprint, GrowableCuckooFilter};
+use std::hash::BuildHasher;
+
+use concurrent_cuckoo_filter::{
+    CuckooFilter, DefaultHashBuilder, DoublingTable, Fingerprint, GrowableCuckooFilter,
+};
 use scalable_cuckoo_filter::ScalableCuckooFilter;
 
 use crate::count::parse_count;
@@ -106,7 +111,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "growable16,growable8,scalable"
+        default_value = "growable16,growable8,scalable,inplace16,inplace8"
     )]
     filters: Vec<Kind>,
     /// Keys per `contains_many` call in the batched lookups.
@@ -149,6 +154,10 @@ enum Kind {
     Growable8,
     /// `scalable_cuckoo_filter::ScalableCuckooFilter` (single-threaded).
     Scalable,
+    /// The table that doubles in place, 16 bits (not yet behind a public type).
+    Inplace16,
+    /// The same, 8 bits.
+    Inplace8,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -325,6 +334,83 @@ impl<F: Fingerprint> Subject for CuckooFilter<F> {
     }
     fn newest_load(&self) -> f64 {
         self.load_factor()
+    }
+}
+
+/// The table that doubles in place (`src/expand/`), before the growable filter runs on
+/// it: its hidden test-hooks type, with the crate's default hasher in front, as the
+/// growable filter will have.
+struct InPlace<F: Fingerprint> {
+    table: DoublingTable<F, 4>,
+    hasher: DefaultHashBuilder,
+}
+
+impl<F: Fingerprint> InPlace<F> {
+    fn hash(&self, key: u64) -> u64 {
+        self.hasher.hash_one(key)
+    }
+}
+
+impl<F: Fingerprint> Lookup for InPlace<F> {
+    #[inline(never)]
+    fn contains(&self, key: u64) -> bool {
+        self.table.contains_hash(self.hash(key))
+    }
+    /// No batch call yet: one key at a time.
+    #[inline(never)]
+    fn contains_many(&self, keys: &[u64]) -> usize {
+        keys.iter()
+            .filter(|&&key| self.table.contains_hash(self.hash(key)))
+            .count()
+    }
+}
+
+impl<F: Fingerprint> Shared for InPlace<F> {
+    #[inline(never)]
+    fn insert_shared(&self, key: u64) -> bool {
+        self.table.insert_hash(self.hash(key)).is_ok()
+    }
+}
+
+impl<F: Fingerprint> Subject for InPlace<F> {
+    fn label() -> String {
+        format!("in place, engine (u{})", F::BITS)
+    }
+    fn fingerprint_bits() -> u32 {
+        F::BITS
+    }
+    fn with_capacity(items: usize) -> Self {
+        Self {
+            table: DoublingTable::with_capacity(items),
+            hasher: DefaultHashBuilder::new(),
+        }
+    }
+    fn reference(items: usize) -> Box<dyn Shared> {
+        Box::new(<CuckooFilter<F> as Subject>::with_capacity(items))
+    }
+    #[inline(never)]
+    fn insert(&mut self, key: u64) -> bool {
+        self.insert_shared(key)
+    }
+    fn remove(&mut self, key: u64) -> bool {
+        self.table.remove_hash(self.hash(key))
+    }
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+    fn memory_usage(&self) -> usize {
+        // The hasher lives in the wrapper, as it will in the public type.
+        self.table.memory_usage() + std::mem::size_of::<DefaultHashBuilder>()
+    }
+    fn growths(&self) -> usize {
+        // Doublings, a new link counting as one (it has twice the buckets).
+        self.table.era() as usize
+    }
+    fn false_positive_bound(&self) -> f64 {
+        self.table.false_positive_bound()
+    }
+    fn newest_load(&self) -> f64 {
+        self.table.newest_load()
     }
 }
 
@@ -618,6 +704,8 @@ macro_rules! for_each_filter {
                 Kind::Growable16 => $scenario::<GrowableCuckooFilter<u16>>($($arg),*),
                 Kind::Growable8 => $scenario::<GrowableCuckooFilter<u8>>($($arg),*),
                 Kind::Scalable => $scenario::<Scalable>($($arg),*),
+                Kind::Inplace16 => $scenario::<InPlace<u16>>($($arg),*),
+                Kind::Inplace8 => $scenario::<InPlace<u8>>($($arg),*),
             }
         }
     };
@@ -1147,6 +1235,8 @@ fn main() {
                 Kind::Growable16 => pause::<GrowableCuckooFilter<u16>>(&args, &s),
                 Kind::Growable8 => pause::<GrowableCuckooFilter<u8>>(&args, &s),
                 Kind::Scalable => unreachable!("single-threaded"),
+                Kind::Inplace16 => pause::<InPlace<u16>>(&args, &s),
+                Kind::Inplace8 => pause::<InPlace<u8>>(&args, &s),
             }
         }
     }

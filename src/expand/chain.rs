@@ -42,7 +42,8 @@ pub(crate) struct Chain<F, const B: usize> {
     control: Box<Control>,
     /// Doublings each link makes before the next one starts.
     link_doublings: Era,
-    max_links: usize,
+    /// At most [`MAX_LINKS`]; beside `link_doublings`, where it costs no padding.
+    max_links: u32,
 }
 
 crate::raw::assert_freeze!(Chain<u8, 4>, Chain<u16, 4>);
@@ -54,18 +55,15 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let max_links = max_links.clamp(1, MAX_LINKS);
         Self {
             link_doublings: first.max_era(),
-            links: Segments::new(
-                Link {
-                    table: first,
-                    start: 0,
-                },
-                max_links - 1,
-            ),
+            links: Segments::new(Link {
+                table: first,
+                start: 0,
+            }),
             control: Box::new(Control {
                 links: AtomicU32::new(1),
                 growing: Lock::default(),
             }),
-            max_links,
+            max_links: max_links as u32,
         }
     }
 
@@ -182,7 +180,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         };
         let start = newest.start + self.link_doublings + 1;
         let base = 2 * newest.table.buckets(self.link_doublings);
-        if links >= self.max_links || start > 64 || base > 1 << 32 {
+        let max_links = self.max_links as usize;
+        if links >= max_links || start > 64 || base > 1 << 32 {
             return false;
         }
         // As many stripes as the table wants, as long as twice their words divide it.
@@ -194,7 +193,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let Ok(table) = ExpandTable::new(base, stripes, self.link_doublings) else {
             return false;
         };
-        if !self.links.publish(links, Link { table, start }) {
+        if !self
+            .links
+            .publish(links, Link { table, start }, max_links - 1)
+        {
             return false;
         }
         self.control
@@ -209,6 +211,13 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let links = self.link_count();
         let newest = self.links.get(links - 1).map_or(0, |link| link.table.era());
         (links as u32 - 1) * (self.link_doublings + 1) + newest
+    }
+
+    /// The link inserts go to.
+    pub(crate) fn newest(&self) -> Option<&ExpandTable<F, B>> {
+        self.links
+            .get(self.link_count() - 1)
+            .map(|link| &link.table)
     }
 
     fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
@@ -241,6 +250,11 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// The false-positive bound over all links (a key never inserted is tested in each).
     pub(crate) fn false_positive_bound(&self) -> f64 {
         self.tables().map(ExpandTable::false_positive_bound).sum()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn links_slot_bytes(&self) -> usize {
+        self.links.slot_bytes()
     }
 
     /// Every link's codes at its current era, oldest first, for tests.

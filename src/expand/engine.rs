@@ -206,10 +206,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let max_era = max_doublings.min(scheme.max_era());
         Ok(Self {
             base_buckets,
-            tables: Segments::new(
-                Table::with_words(base_buckets as usize, [])?,
-                max_era as usize,
-            ),
+            tables: Segments::new(Table::with_words(base_buckets as usize, [])?),
             stripes: GrowingStripes::new(stripes),
             control: Box::new(Control {
                 era: AtomicU32::new(EraWord::new(0, stripes).0),
@@ -291,6 +288,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             + self.tables.iter().map(Table::memory_usage).sum::<usize>()
             + self.tables.slot_bytes()
             + self.stripes.memory_usage()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn stripes_memory(&self) -> usize {
+        self.stripes.memory_usage()
     }
 
     /// The false-positive bound now: each code answers for a key never inserted with
@@ -438,7 +440,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// `probe`'s answer on a consistent read of the key's two buckets (see the module
     /// docs for the protocol).
-    #[inline]
+    #[inline(always)]
     fn read<R>(&self, key: Key, probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
         let sides = self.sides(key);
         let backoff = Backoff::new();
@@ -949,7 +951,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let Ok(segment) = Table::with_words(self.buckets(era) as usize, []) else {
             return false;
         };
-        if !self.tables.publish(era as usize + 1, segment) {
+        if !self
+            .tables
+            .publish(era as usize + 1, segment, self.max_era as usize)
+        {
             return false;
         }
         let next_stripes = (2 * stripes)

@@ -102,4 +102,11 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     pub fn false_positive_bound(&self) -> f64 {
         self.0.false_positive_bound()
     }
+
+    /// The load of the link inserts go to.
+    pub fn newest_load(&self) -> f64 {
+        self.0
+            .newest()
+            .map_or(0.0, |table| table.len() as f64 / table.capacity() as f64)
+    }
 }

@@ -25,18 +25,18 @@ pub(crate) fn position(r: u64, t: u64, n0: u64) -> (usize, u64) {
 pub(crate) struct Segments<T> {
     first: T,
     /// `later[j − 1]` is segment `j`. Boxed: a cell inline would make every struct
-    /// that holds the array non-`Freeze` (see `raw::assert_freeze!`).
+    /// that holds the array non-`Freeze` (see `raw::assert_freeze!`). The bound on later
+    /// segments is the caller's to pass to [`publish`](Self::publish), not stored here:
+    /// a small filter pays for no field it can derive.
     later: Box<OnceLock<Box<[OnceLock<T>]>>>,
-    max_later: usize,
 }
 
 impl<T> Segments<T> {
-    /// An array of segment 0 alone, which may gain up to `max_later` segments.
-    pub(crate) fn new(first: T, max_later: usize) -> Self {
+    /// An array of segment 0 alone.
+    pub(crate) fn new(first: T) -> Self {
         Self {
             first,
             later: Box::default(),
-            max_later,
         }
     }
 
@@ -49,18 +49,22 @@ impl<T> Segments<T> {
         self.later.get()?.get(j - 1)?.get()
     }
 
-    /// Publishes segment `j` (`1..=max_later`), once. The caller must order the
-    /// publication before any reader can compute an index in it (the engine publishes
-    /// the era that uses it afterwards, with `Release`). False if `j` is out of range or
-    /// was published already; `segment` is then dropped.
-    pub(crate) fn publish(&self, j: usize, segment: T) -> bool {
-        if j == 0 || j > self.max_later {
+    /// Publishes segment `j` (`1..=max_later`), once; `max_later`, the most later
+    /// segments the array may hold, must be the same at every call (the first sizes
+    /// their slots). The caller must order the publication before any reader can
+    /// compute an index in it (the engine publishes the era that uses it afterwards,
+    /// with `Release`). False if `j` is out of range or was published already; `segment`
+    /// is then dropped.
+    pub(crate) fn publish(&self, j: usize, segment: T, max_later: usize) -> bool {
+        if j == 0 || j > max_later {
             return false;
         }
         let later = self
             .later
-            .get_or_init(|| (0..self.max_later).map(|_| OnceLock::new()).collect());
-        later[j - 1].set(segment).is_ok()
+            .get_or_init(|| (0..max_later).map(|_| OnceLock::new()).collect());
+        later
+            .get(j - 1)
+            .is_some_and(|slot| slot.set(segment).is_ok())
     }
 
     /// Every published segment, in order.
@@ -118,14 +122,14 @@ mod tests {
 
     #[test]
     fn segments_publish_once_and_in_range() {
-        let segments = Segments::new(0u32, 3);
+        let segments = Segments::new(0u32);
         assert_eq!(segments.get(0), Some(&0));
         assert_eq!(segments.get(1), None);
-        assert!(segments.publish(1, 10));
-        assert!(!segments.publish(1, 11));
-        assert!(!segments.publish(0, 1));
-        assert!(!segments.publish(4, 40));
-        assert!(segments.publish(2, 20));
+        assert!(segments.publish(1, 10, 3));
+        assert!(!segments.publish(1, 11, 3));
+        assert!(!segments.publish(0, 1, 3));
+        assert!(!segments.publish(4, 40, 3));
+        assert!(segments.publish(2, 20, 3));
         assert_eq!(segments.get(1), Some(&10));
         assert_eq!(segments.get(2), Some(&20));
         assert_eq!(segments.get(3), None);

@@ -91,12 +91,9 @@ impl GrowingStripes {
     /// split).
     pub(crate) fn new(first: usize) -> Self {
         debug_assert!(first.is_power_of_two() && first <= MAX_STRIPES);
-        let first_log2 = first.ilog2();
-        // Segments up to MAX_STRIPES in all.
-        let max_later = (MAX_STRIPES.ilog2() - first_log2) as usize;
         Self {
-            segments: Segments::new(StripeSegment::new(first, SPLIT), max_later),
-            first_log2,
+            segments: Segments::new(StripeSegment::new(first, SPLIT)),
+            first_log2: first.ilog2(),
         }
     }
 
@@ -129,7 +126,10 @@ impl GrowingStripes {
     /// `len`; false if they exist already or would pass [`MAX_STRIPES`].
     pub(crate) fn append(&self, len: usize) -> bool {
         let j = (len.ilog2() - self.first_log2 + 1) as usize;
-        self.segments.publish(j, StripeSegment::new(len, 0))
+        // Segments up to MAX_STRIPES in all.
+        let max_later = (MAX_STRIPES.ilog2() - self.first_log2) as usize;
+        self.segments
+            .publish(j, StripeSegment::new(len, 0), max_later)
     }
 
     /// Locks stripe `s`; `None` if it does not exist.
