@@ -299,6 +299,22 @@ MUTATIONS = {
         """                let odd = bumped(version.load(Ordering::Relaxed));
                 self.stripes.set_version(stripe, odd, Ordering::Relaxed);""",
     ),
+    "q": (
+        "doubling::unique_inserts_race_a_new_link",
+        "a unique insert places into the link it chose after a newer link started",
+        "src/expand/engine.rs",
+        """        if unique && !current() {
+            return Placement::Superseded;
+        }""",
+        """        let _ = current;""",
+    ),
+    "q2": (
+        "doubling::unique_inserts_race_a_new_link",
+        "a unique insert checks the older links without passing their pair locks",
+        "src/expand/chain.rs",
+        """                    table.pass_pair_lock(key);""",
+        """                    let _ = (table, key);""",
+    ),
     "n": (
         "doubling::lookup_reads_a_plain_insert_after_a_split",
         "a plain insert stores its word with Relaxed (no release for a lookup that reads it)",

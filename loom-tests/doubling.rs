@@ -13,6 +13,9 @@
 //! (n) A lookup of K reads K's parent bucket as a plain insert of X left it after K's
 //!     split (on another thread, which runs no seqlock window): it must see the split's
 //!     stamp, and look again.
+//! (q) Two unique inserts of one key race the start of a second link: one reads the
+//!     link count before the start and places into the first link, the other after it
+//!     and places into the second. The key must end with one copy, never two.
 //! (p) An insert of X races a doubling from era 1 to 2: an insert that reads the new
 //!     era word while the doubling still holds every stripe (each one odd, not yet
 //!     marked unsplit) must not take its stripes for split, or it stores X's era-2 code
@@ -185,5 +188,29 @@ fn insert_races_a_doubling() {
             "lost at the split"
         );
         assert_eq!(table.len(), 2);
+    });
+}
+
+#[test]
+fn unique_inserts_race_a_new_link() {
+    explore("(q) unique inserts race a new link", || {
+        // One link of 4 buckets that may not double, and room for a second link.
+        let table = Arc::new(DoublingTable::<u16, 4>::linked(4, 2, 0, 2));
+        let k = find(|_, _, _| true);
+        let early = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || table.insert_unique_hash(k).expect("K fits"))
+        };
+        let late = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                assert!(table.start_link(), "setup: the second link starts");
+                table.insert_unique_hash(k).expect("K fits")
+            })
+        };
+        let inserted = [early.join().unwrap(), late.join().unwrap()];
+        assert_eq!(table.links(), 2);
+        assert_eq!(table.count_hash(k), 1, "K stored twice: {inserted:?}");
+        assert_eq!(inserted.iter().filter(|&&i| i).count(), 1, "{inserted:?}");
     });
 }

@@ -133,6 +133,8 @@ enum Placement {
     Full,
     /// The era changed since the key was located: locate again.
     Stale,
+    /// A unique insert's `current()` no longer holds: the caller looks elsewhere.
+    Superseded,
 }
 
 /// One move of a kick path: `code` in `from`'s slot `from_slot` goes to slot `to_slot`
@@ -163,6 +165,8 @@ enum NoRoom {
     Full,
     /// The era changed meanwhile.
     Stale,
+    /// As [`Placement::Superseded`].
+    Superseded,
 }
 
 pub(crate) struct ExpandTable<F, const B: usize> {
@@ -617,28 +621,45 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `Ok(false)`: `unique` and a code answers already. On `Err` nothing was added or
     /// lost (the table may have doubled, which changes no answer).
     pub(crate) fn insert(&self, key: Key, unique: bool) -> Result<bool, InsertError> {
+        // Never `None`: the condition always holds.
+        self.insert_while(key, unique, &|| true)
+            .unwrap_or(Err(InsertError::Full))
+    }
+
+    /// [`insert`](Self::insert), where a unique insert places its code only while
+    /// `current()` holds, checked under the pair lock (a chain's "the link count I
+    /// read": see `chain.rs`, "unique inserts"). `None`: it no longer held, and nothing
+    /// was added.
+    pub(crate) fn insert_while(
+        &self,
+        key: Key,
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Option<Result<bool, InsertError>> {
         let mut doublings = 0;
         loop {
             let ready = self.ready(key);
-            let no_room = match self.place(&ready, unique) {
-                Placement::Inserted => return Ok(true),
-                Placement::AlreadyPresent => return Ok(false),
-                Placement::OnlyCopies => return Err(InsertError::TooManyCopies),
+            let no_room = match self.place(&ready, unique, current) {
+                Placement::Inserted => return Some(Ok(true)),
+                Placement::AlreadyPresent => return Some(Ok(false)),
+                Placement::OnlyCopies => return Some(Err(InsertError::TooManyCopies)),
                 Placement::Stale => continue,
-                Placement::Full => match self.kick_and_place(&ready, unique) {
-                    Ok(inserted) => return Ok(inserted),
+                Placement::Superseded => return None,
+                Placement::Full => match self.kick_and_place(&ready, unique, current) {
+                    Ok(inserted) => return Some(Ok(inserted)),
                     Err(no_room) => no_room,
                 },
             };
             match no_room {
                 NoRoom::Stale => continue,
+                NoRoom::Superseded => return None,
                 NoRoom::Full => {
                     let half_full = self.len() >= self.capacity() / 2;
                     if doublings == MAX_DOUBLINGS_PER_INSERT
                         || !half_full
                         || !self.double(ready.word)
                     {
-                        return Err(InsertError::Full);
+                        return Some(Err(InsertError::Full));
                     }
                     doublings += 1;
                 }
@@ -648,10 +669,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Puts the key's code into the emptier of its two buckets (the first on a tie, its
     /// first free slot), under the pair lock.
-    fn place(&self, ready: &Ready, unique: bool) -> Placement {
+    fn place(&self, ready: &Ready, unique: bool, current: &dyn Fn() -> bool) -> Placement {
         let Some(_guards) = self.lock_ready(ready) else {
             return Placement::Stale;
         };
+        if unique && !current() {
+            return Placement::Superseded;
+        }
         let pair = self.load_pair(&ready.views);
         let copies = Self::matches(&pair, &ready.views);
         if unique && copies.any() {
@@ -676,17 +700,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Searches for a kick path and moves along it, then places the key; a bounded
     /// number of times if concurrent writers break the path or take the freed slot.
-    fn kick_and_place(&self, ready: &Ready, unique: bool) -> Result<bool, NoRoom> {
+    fn kick_and_place(
+        &self,
+        ready: &Ready,
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Result<bool, NoRoom> {
         let mut nodes = Vec::new();
         for _ in 0..MAX_SEARCHES {
             let moved = self.make_room(ready, &mut nodes)?;
             if !moved {
                 continue;
             }
-            match self.place(ready, unique) {
+            match self.place(ready, unique, current) {
                 Placement::Inserted => return Ok(true),
                 Placement::AlreadyPresent => return Ok(false),
                 Placement::Stale => return Err(NoRoom::Stale),
+                Placement::Superseded => return Err(NoRoom::Superseded),
                 Placement::OnlyCopies | Placement::Full => continue,
             }
         }
@@ -830,6 +860,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             self.stripes.add_count(stripes[1], 1);
         }
         true
+    }
+
+    /// Waits until no writer holds `key`'s pair (at the current era): every placement
+    /// into it that began before has ended.
+    pub(crate) fn pass_pair_lock(&self, key: Key) {
+        loop {
+            let ready = self.ready(key);
+            if self.lock_ready(&ready).is_some() {
+                return;
+            }
+        }
     }
 
     /// Removes the longest code in `key`'s two buckets that answers for it (the rule

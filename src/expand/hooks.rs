@@ -25,6 +25,21 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
 
     /// A table sized for `items` at era 0 (at 95% load), doubling as often as its codes
     /// pay for, then linking more.
+    /// A chain of up to `max_links` links, the first as [`new`](Self::new) makes it.
+    pub fn linked(base_buckets: u64, stripes: usize, max_doublings: u32, max_links: usize) -> Self {
+        let table = ExpandTable::new(base_buckets, stripes, max_doublings).expect("memory");
+        Self(Chain::new(table, max_links))
+    }
+
+    /// Starts the next link now, however full the newest is; false past the last.
+    pub fn start_link(&self) -> bool {
+        self.0.start_link_now()
+    }
+
+    pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
+        self.0.insert(hash, true)
+    }
+
     pub fn with_capacity(items: usize) -> Self {
         let (buckets, stripes) = ExpandTable::<F, B>::sizes_for(items, 0.95);
         let doublings = ExpandTable::<F, B>::good_doublings();

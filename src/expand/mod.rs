@@ -229,8 +229,9 @@
 //!   No code moves between links, so a lookup asks each in turn.
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
 //!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
-//!   a lookup that reads a plain insert made after a split (n), and an insert racing a
-//!   doubling (p), each with a mutation in `break_models.py`.
+//!   a lookup that reads a plain insert made after a split (n), an insert racing a
+//!   doubling (p), and two unique inserts of one key racing a link's start (q), each
+//!   with a mutation in `break_models.py`.
 //!
 //! Still to do: the public type (the growable filter on this engine), a format kind for
 //! its snapshots, the Redis module's data type, and stats. Measured on the engine so far
