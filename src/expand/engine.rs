@@ -39,6 +39,8 @@
 
 use std::collections::TryReserveError;
 
+use smallvec::SmallVec;
+
 use super::scheme::{Era, Key, Place, Scheme, Split};
 use super::segments::{Segments, position};
 use super::stripes::{GrowingStripes, SPLIT, bumped, target_stripes};
@@ -150,14 +152,37 @@ struct Move {
 }
 
 /// A bucket the kick search reached, and how: the code in slot `slot` of the parent
-/// node's bucket would move here. Roots have no parent.
-#[derive(Clone, Copy, Debug)]
+/// node's bucket would move here. Roots have parent [`ROOT`]. 16 bytes, as the core
+/// filter's search node, so the inline part of a [`Tree`] takes 512 bytes.
+#[derive(Clone, Copy, Debug, Default)]
 struct Node {
     bucket: u64,
-    parent: usize,
-    slot: usize,
-    depth: usize,
+    parent: u16,
+    slot: u8,
+    depth: u8,
 }
+
+/// The parent of a root node.
+const ROOT: u16 = u16::MAX;
+
+/// Nodes one search may push: two roots, each with up to `B^d` nodes at depth `d`, to
+/// the deepest path the bound allows. Below [`ROOT`] for every geometry.
+const fn max_nodes(slots: usize) -> usize {
+    let mut nodes = 0;
+    let mut level = 2;
+    let mut depth = 0;
+    while depth <= max_moves(slots) {
+        nodes += level;
+        level *= slots;
+        depth += 1;
+    }
+    nodes
+}
+const _: () = assert!(max_nodes(4) < ROOT as usize && max_nodes(8) < ROOT as usize);
+
+/// The search tree, in breadth-first order: kept on the stack up to 32 nodes, as the
+/// core filter's (`kick.rs`, which measured a heap list per kick at 3–14% of an insert).
+type Tree = SmallVec<[Node; 32]>;
 
 /// Why a kick search found no room.
 enum NoRoom {
@@ -706,7 +731,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         unique: bool,
         current: &dyn Fn() -> bool,
     ) -> Result<bool, NoRoom> {
-        let mut nodes = Vec::new();
+        let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
             let moved = self.make_room(ready, &mut nodes)?;
             if !moved {
@@ -727,13 +752,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// slot, and the moves along it from the free end back. `Ok(true)`: a slot in one of
     /// the key's buckets was freed (or was free); `Ok(false)`: a concurrent writer broke
     /// the path, search again. The search only reads, so `Err` changed nothing.
-    fn make_room(&self, ready: &Ready, nodes: &mut Vec<Node>) -> Result<bool, NoRoom> {
+    fn make_room(&self, ready: &Ready, nodes: &mut Tree) -> Result<bool, NoRoom> {
         let era = ready.word.era();
         nodes.clear();
         for view in ready.views {
             nodes.push(Node {
                 bucket: self.index(view.spot),
-                parent: usize::MAX,
+                parent: ROOT,
                 slot: 0,
                 depth: 0,
             });
@@ -744,7 +769,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 return Ok(true);
             }
         }
-        let limit = max_moves(B);
+        let limit = max_moves(B) as u8;
         let mut next = 0;
         let end = 'search: loop {
             let Some(&node) = nodes.get(next) else {
@@ -762,10 +787,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     continue;
                 };
                 let partner = partner.bucket;
+                // Both fit: fewer than `max_nodes(B)` nodes, and `B` slots.
                 nodes.push(Node {
                     bucket: partner,
-                    parent: next - 1,
-                    slot,
+                    parent: (next - 1) as u16,
+                    slot: slot as u8,
                     depth: node.depth + 1,
                 });
                 self.readable(partner, ready)?;
@@ -777,9 +803,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // The moves, from the free end back to a root.
         let mut node = end;
         let mut to_slot = None;
-        while nodes[node].parent != usize::MAX {
-            let (to, parent, from_slot) =
-                (nodes[node].bucket, nodes[node].parent, nodes[node].slot);
+        while nodes[node].parent != ROOT {
+            let (to, parent, from_slot) = (
+                nodes[node].bucket,
+                usize::from(nodes[node].parent),
+                usize::from(nodes[node].slot),
+            );
             let from = nodes[parent].bucket;
             let code = self.slot(from, from_slot);
             let to_slot_now = match to_slot {
