@@ -32,7 +32,7 @@ MUTATIONS = {
         "src/kick.rs",
         """        guard.while_moving(|| {""",
         """        // Broken: no seqlock window, and the old slot is cleared first.
-        self.table.set_slot(step.from, step.from_slot, 0);
+        self.table.set_slot_in_window(step.from, step.from_slot, 0);
         ({""",
     ),
     "a2": (
@@ -121,7 +121,7 @@ MUTATIONS = {
             let _ = access;
             let stripe = self.stripe_of(bucket);
             let guard = self.stripes.lock_pair(stripe, stripe);
-            self.table.set_slot(bucket, slot, 0);
+            self.table.set_slot_in_window(bucket, slot, 0);
             guard.count_removed(self.stripe_of(bucket));
             if true {""",
     ),
@@ -319,15 +319,15 @@ MUTATIONS = {
         "doubling::lookup_reads_a_plain_insert_after_a_split",
         "a plain insert stores its word with Relaxed (no release for a lookup that reads it)",
         "src/expand/engine.rs",
-        """        self.set_slot_release(self.index(view.spot), slot, view.query);""",
         """        self.set_slot(self.index(view.spot), slot, view.query);""",
+        """        self.set_slot_in_window(self.index(view.spot), slot, view.query);""",
     ),
     "o": (
         "lookup_reads_a_plain_remove_after_a_kick_move",
         "a plain remove stores its word with Relaxed (no release for a lookup that reads it)",
         "src/raw.rs",
-        """        self.table.set_slot_release(bucket, slot, new);""",
         """        self.table.set_slot(bucket, slot, new);""",
+        """        self.table.set_slot_in_window(bucket, slot, new);""",
     ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",

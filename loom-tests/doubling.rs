@@ -58,6 +58,15 @@ fn doubled_with_k() -> (Arc<Table>, u64) {
     (Arc::new(table), k)
 }
 
+/// [`doubled_with_k`], then both stripes split: K in its child, every stripe at era 1.
+fn doubled_and_split_with_k() -> (Arc<Table>, u64) {
+    let (table, k) = doubled_with_k();
+    for stripe in 0..2 {
+        table.split_stripe(stripe);
+    }
+    (table, k)
+}
+
 #[test]
 fn lookup_races_a_stripe_split() {
     explore("(k) lookup races a stripe split", || {
@@ -104,10 +113,7 @@ fn insert_splits_the_stripe_it_needs() {
 fn lookup_races_a_doubling() {
     explore("(m) lookup races a doubling and its split", || {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
-        let (table, k) = doubled_with_k();
-        for stripe in 0..2 {
-            table.split_stripe(stripe);
-        }
+        let (table, k) = doubled_and_split_with_k();
         let grower = {
             let table = Arc::clone(&table);
             thread::spawn(move || {
@@ -162,10 +168,7 @@ fn lookup_reads_a_plain_insert_after_a_split() {
 fn insert_races_a_doubling() {
     explore("(p) insert races a doubling", || {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
-        let (table, k) = doubled_with_k();
-        for stripe in 0..2 {
-            table.split_stripe(stripe);
-        }
+        let (table, k) = doubled_and_split_with_k();
         let x = find(|hash, _, _| hash != k);
         let grower = {
             let table = Arc::clone(&table);

@@ -91,12 +91,11 @@ fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     assert!(executions > 1, "{name}: loom explored a single execution");
 }
 
-/// The kick-move scene of models (a), (f) and (g): bucket 0 holds [X, P, Q, R] and X's
-/// other bucket 3 is empty; bucket 1 is full. Inserting Y, whose buckets are 0 and 1,
-/// makes the BFS move X (slot 0 of bucket 0) to bucket 3 and put Y in the slot X left.
-/// `act(filter, x, p)` runs on one loom thread while the insert of Y runs on another.
-/// Returns the filter and X once both are done and Y and P are checked present.
-fn race_with_kick_move(act: fn(&Filter, u64, u64)) -> (Arc<Filter>, u64) {
+/// The kick-move scene of models (a), (f), (g) and (o): bucket 0 holds [X, P, Q, R] and
+/// X's other bucket 3 is empty; bucket 1 is full. Inserting Y, whose buckets are 0 and
+/// 1, makes the BFS move X (slot 0 of bucket 0) to bucket 3 and put Y in the slot X
+/// left. Returns the filter and X, P and Y (not inserted).
+fn kick_move_scene() -> (Arc<Filter>, u64, u64, u64) {
     let filter = Arc::new(filter());
     let mut keys = Keys::new();
     let x = keys.with_buckets(&filter, 0, 3);
@@ -111,7 +110,14 @@ fn race_with_kick_move(act: fn(&Filter, u64, u64)) -> (Arc<Filter>, u64) {
     }
     assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(x).0);
     let y = keys.with_buckets(&filter, 0, 1);
+    (filter, x, p, y)
+}
 
+/// [`kick_move_scene`], with `act(filter, x, p)` on one loom thread while the insert of
+/// Y runs on another. Returns the filter and X once both are done and Y and P are
+/// checked present.
+fn race_with_kick_move(act: fn(&Filter, u64, u64)) -> (Arc<Filter>, u64) {
+    let (filter, x, p, y) = kick_move_scene();
     let kicker = {
         let filter = Arc::clone(&filter);
         thread::spawn(move || filter.insert_hash(y).unwrap())
@@ -322,19 +328,7 @@ fn kick_path_invalidated_by_concurrent_writer() {
 #[test]
 fn lookup_reads_a_plain_remove_after_a_kick_move() {
     explore("lookup reads a plain remove after a kick move", || {
-        let filter = Arc::new(filter());
-        let mut keys = Keys::new();
-        let x = keys.with_buckets(&filter, 0, 3);
-        put(&filter, x, 0);
-        let p = keys.with_buckets(&filter, 0, 1);
-        put(&filter, p, 0);
-        for _ in 0..2 {
-            put(&filter, keys.with_buckets(&filter, 0, 1), 0);
-        }
-        for _ in 0..4 {
-            put(&filter, keys.with_buckets(&filter, 1, 0), 1);
-        }
-        let y = keys.with_buckets(&filter, 0, 1);
+        let (filter, x, p, y) = kick_move_scene();
         let writer = {
             let filter = Arc::clone(&filter);
             thread::spawn(move || {

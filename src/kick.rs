@@ -300,9 +300,10 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             // Copy, then clear: at every instant the fingerprint is in one of its buckets.
             // (Readers still need the stamps: they read the two buckets at different
             // instants, and could read `to` before the copy and `from` after the clear.)
-            self.table.set_slot(step.to, step.to_slot, step.fp);
             self.table
-                .set_slot(step.from, step.from_slot, fill.unwrap_or(0));
+                .set_slot_in_window(step.to, step.to_slot, step.fp);
+            self.table
+                .set_slot_in_window(step.from, step.from_slot, fill.unwrap_or(0));
         });
         if from_stripe != to_stripe {
             guard.count_removed(from_stripe);

@@ -333,7 +333,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         let Some(slot) = self.slot_holding(bucket, old) else {
             return false;
         };
-        self.table.set_slot_release(bucket, slot, new);
+        self.table.set_slot(bucket, slot, new);
         if old == 0 {
             guard.count_added(stripe);
         } else {
@@ -378,7 +378,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             };
         }
         let (bucket, slot) = Self::emptier_bucket(c, empty);
-        self.table.set_slot_release(bucket, slot, c.fp);
+        self.table.set_slot(bucket, slot, c.fp);
         guard.count_added(self.stripe_of(bucket));
         Placement::Inserted
     }
@@ -429,7 +429,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             return false;
         };
         let (bucket, slot) = Self::bucket_and_slot(c, hit);
-        self.table.set_slot_release(bucket, slot, 0);
+        self.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.stripe_of(bucket));
         true
     }

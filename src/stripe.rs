@@ -17,7 +17,7 @@
 //!   Only kick moves bump it; plain inserts and removes change one word with one atomic
 //!   store, which a reader sees entirely or not at all, so they need no stamp (the store
 //!   is `Release`, so a reader that sees it also sees the moves before it: see
-//!   `Table::set_slot_release`). Keeping the
+//!   `Table::set_slot`). Keeping the
 //!   versions in their own dense array means the lines lookups read are written only by
 //!   kicks, never by ordinary inserts.
 //! - **lock** (`writers[s].lock`), taken by inserts, removes, kick hops and the locked
@@ -34,9 +34,20 @@
 
 use crate::sync::{AtomicU32, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
 
-struct WriterStripe {
-    lock: Lock,
-    count: AtomicUsize,
+/// A stripe's lock and its count of stored fingerprints (changed under the lock).
+/// Shared with the table that doubles in place (`expand/stripes.rs`).
+pub(crate) struct WriterStripe {
+    pub(crate) lock: Lock,
+    pub(crate) count: AtomicUsize,
+}
+
+impl WriterStripe {
+    pub(crate) fn new() -> Self {
+        Self {
+            lock: Lock::default(),
+            count: AtomicUsize::new(0),
+        }
+    }
 }
 
 pub(crate) struct Stripes {
@@ -91,12 +102,7 @@ impl Stripes {
         debug_assert!(count.is_power_of_two());
         Self {
             versions: (0..count).map(|_| AtomicU32::new(0)).collect(),
-            writers: (0..count)
-                .map(|_| WriterStripe {
-                    lock: Lock::default(),
-                    count: AtomicUsize::new(0),
-                })
-                .collect(),
+            writers: (0..count).map(|_| WriterStripe::new()).collect(),
             snapshots: Box::new(AtomicUsize::new(0)),
         }
     }

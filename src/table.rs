@@ -185,25 +185,28 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         (self.word(word).load(Ordering::Relaxed) >> shift) & Self::SLOT_MASK
     }
 
-    /// Stores `fp` (0 to empty it) in a slot.
+    /// Stores `fp` (0 to empty it) in a slot, with `Release`: the store of a plain
+    /// insert or remove, outside any seqlock window.
     ///
     /// The caller must hold the stripe lock of `bucket`: the word is loaded, changed and
     /// stored without a read-modify-write, which is only sound with a single writer.
+    /// `Release` because the word still carries every earlier kick move (or split) of its
+    /// bucket, which the writer saw through the stripe lock: a lookup that reads the word
+    /// and then fences with `Acquire` synchronizes with this store, so its validation
+    /// sees those moves' stamps. After a `Relaxed` store it may not, and could see a
+    /// move's clear here but miss its copy in the other bucket (loom models (n) and
+    /// (o)). On x86 it is the same `mov`.
     #[inline]
     pub(crate) fn set_slot(&self, bucket: usize, slot: usize, fp: u64) {
-        self.store_slot(bucket, slot, fp, Ordering::Relaxed);
+        self.store_slot(bucket, slot, fp, Ordering::Release);
     }
 
-    /// [`set_slot`](Self::set_slot) with a `Release` store, for a plain insert or
-    /// remove: a store outside any seqlock window. The word it writes still carries
-    /// every earlier kick move (or split) of its bucket, which the writer saw through
-    /// the stripe lock. A lookup that reads the word and then fences with `Acquire`
-    /// synchronizes with this store, so its validation sees those moves' stamps; after
-    /// a `Relaxed` store it may not, and could see a move's clear here but miss its copy
-    /// in the other bucket (loom models (n) and (o)). On x86 it is the same `mov`.
+    /// [`set_slot`](Self::set_slot) with a `Relaxed` store, sound only inside a seqlock
+    /// window (a kick move or a split): the window's closing `Release` stamp publishes
+    /// the store, and a lookup that overlaps it sees the odd stamp and reads again.
     #[inline]
-    pub(crate) fn set_slot_release(&self, bucket: usize, slot: usize, fp: u64) {
-        self.store_slot(bucket, slot, fp, Ordering::Release);
+    pub(crate) fn set_slot_in_window(&self, bucket: usize, slot: usize, fp: u64) {
+        self.store_slot(bucket, slot, fp, Ordering::Relaxed);
     }
 
     #[inline(always)]
@@ -228,7 +231,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     }
 
     /// Stores table word `index`, for a sweep that holds every stripe lock: the word's
-    /// one possible writer. `Release`, as [`set_slot_release`](Self::set_slot_release):
+    /// one possible writer. `Release`, as [`set_slot`](Self::set_slot):
     /// the sweep runs outside any seqlock window.
     #[inline]
     pub(crate) fn store_word(&self, index: usize, value: u64) {
@@ -303,14 +306,21 @@ mod tests {
         }
     }
 
+    /// Runs a generic check for 8-, 16- and 32-bit fingerprints in 4- and 8-slot buckets.
+    macro_rules! every_geometry {
+        ($check:ident) => {
+            $check::<u8, 4>();
+            $check::<u8, 8>();
+            $check::<u16, 4>();
+            $check::<u16, 8>();
+            $check::<u32, 4>();
+            $check::<u32, 8>();
+        };
+    }
+
     #[test]
     fn every_geometry_round_trips() {
-        round_trip::<u8, 4>();
-        round_trip::<u8, 8>();
-        round_trip::<u16, 4>();
-        round_trip::<u16, 8>();
-        round_trip::<u32, 4>();
-        round_trip::<u32, 8>();
+        every_geometry!(round_trip);
     }
 
     /// The word-level occupancy count against counting slot by slot.
@@ -339,12 +349,7 @@ mod tests {
 
     #[test]
     fn occupancy_by_word_matches_every_geometry() {
-        occupancy::<u8, 4>();
-        occupancy::<u8, 8>();
-        occupancy::<u16, 4>();
-        occupancy::<u16, 8>();
-        occupancy::<u32, 4>();
-        occupancy::<u32, 8>();
+        every_geometry!(occupancy);
     }
 
     /// Every bucket within one cache line, and no more memory than the words and the
@@ -374,12 +379,7 @@ mod tests {
 
     #[test]
     fn buckets_stay_in_one_line_with_spare_words_only_for_large_buckets() {
-        aligned_and_sized::<u8, 4>();
-        aligned_and_sized::<u8, 8>();
-        aligned_and_sized::<u16, 4>();
-        aligned_and_sized::<u16, 8>();
-        aligned_and_sized::<u32, 4>();
-        aligned_and_sized::<u32, 8>();
+        every_geometry!(aligned_and_sized);
         assert_eq!(Table::<u16, 4>::SPARE_WORDS, 0);
         assert_eq!(Table::<u32, 8>::SPARE_WORDS, 3);
     }

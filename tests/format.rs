@@ -701,12 +701,7 @@ fn view_agrees<F: Fingerprint, const B: usize>() {
 
 #[test]
 fn a_view_answers_as_the_filter_in_every_geometry() {
-    view_agrees::<u8, 4>();
-    view_agrees::<u8, 8>();
-    view_agrees::<u16, 4>();
-    view_agrees::<u16, 8>();
-    view_agrees::<u32, 4>();
-    view_agrees::<u32, 8>();
+    common::every_geometry!(view_agrees);
 }
 
 #[test]
@@ -826,10 +821,5 @@ fn the_decoder_checks_the_geometry_and_the_view_follows_it() {
         let own = [(8, 4), (8, 8), (16, 4), (16, 8), (32, 4), (32, 8)].map(|g| g == found);
         assert_eq!(typed, own);
     }
-    check::<u8, 4>();
-    check::<u8, 8>();
-    check::<u16, 4>();
-    check::<u16, 8>();
-    check::<u32, 4>();
-    check::<u32, 8>();
+    common::every_geometry!(check);
 }

@@ -275,11 +275,6 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         self.tables().map(ExpandTable::false_positive_bound).sum()
     }
 
-    #[cfg(test)]
-    pub(crate) fn links_slot_bytes(&self) -> usize {
-        self.links.slot_bytes()
-    }
-
     /// Every link's codes at its current era, oldest first, for tests.
     #[cfg(test)]
     pub(crate) fn codes(&self) -> Vec<Vec<u64>> {

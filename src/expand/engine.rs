@@ -300,11 +300,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         (self.buckets(self.era()) as usize).saturating_mul(B)
     }
 
-    /// Stripes now.
-    pub(crate) fn stripe_count(&self) -> usize {
-        self.word().stripes()
-    }
-
     /// Codes stored (a void's copies each count); exact when no writer is active.
     pub(crate) fn len(&self) -> usize {
         self.stripes.total_count(self.word().stripes())
@@ -317,11 +312,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             + self.tables.iter().map(Table::memory_usage).sum::<usize>()
             + self.tables.slot_bytes()
             + self.stripes.memory_usage()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn stripes_memory(&self) -> usize {
-        self.stripes.memory_usage()
     }
 
     /// The false-positive bound now: each code answers for a key never inserted with
@@ -612,22 +602,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         (self.word() == ready.word).then_some(guards)
     }
 
-    /// A store inside a seqlock window (a kick move or a split).
+    /// A plain insert's or remove's store, with `Release` (`Table::set_slot`): the word
+    /// carries every earlier split and kick move of its bucket, and a lookup that reads
+    /// it must then see their stamps and the era word they ran at. After a `Relaxed`
+    /// store it may not: loom model (n), a lookup that reads the parent bucket as an
+    /// insert left it after the split (the key gone to the child) and still validates
+    /// its stamp from before the split.
     fn set_slot(&self, index: u64, slot: usize, code: u64) {
         if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
             table.set_slot(offset as usize, slot, code);
         }
     }
 
-    /// A plain insert's or remove's store, with `Release` (`Table::set_slot_release`):
-    /// the word carries every earlier split and kick move of its bucket, and a lookup
-    /// that reads it must then see their stamps and the era word they ran at. After a
-    /// `Relaxed` store it may not: loom model (n), a lookup that reads the parent
-    /// bucket as an insert left it after the split (the key gone to the child) and
-    /// still validates its stamp from before the split.
-    fn set_slot_release(&self, index: u64, slot: usize, code: u64) {
+    /// A store inside a seqlock window (a kick move or a split).
+    fn set_slot_in_window(&self, index: u64, slot: usize, code: u64) {
         if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
-            table.set_slot_release(offset as usize, slot, code);
+            table.set_slot_in_window(offset as usize, slot, code);
         }
     }
 
@@ -644,7 +634,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Adds a code for `key` (only if none answers for it when `unique`), doubling the
     /// table when no kick path frees a slot and the table is at least half full.
     /// `Ok(false)`: `unique` and a code answers already. On `Err` nothing was added or
-    /// lost (the table may have doubled, which changes no answer).
+    /// lost (the table may have doubled, which changes no answer). For tests, which
+    /// drive one table; a chain inserts through [`insert_while`](Self::insert_while).
+    #[cfg(test)]
     pub(crate) fn insert(&self, key: Key, unique: bool) -> Result<bool, InsertError> {
         // Never `None`: the condition always holds.
         self.insert_while(key, unique, &|| true)
@@ -718,7 +710,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let side = usize::from(first.count_ones() < second.count_ones());
         let slot = [first, second][side].trailing_zeros() as usize;
         let view = ready.views[side];
-        self.set_slot_release(self.index(view.spot), slot, view.query);
+        self.set_slot(self.index(view.spot), slot, view.query);
         self.stripes.add_count(ready.stripes[side], 1);
         Placement::Inserted
     }
@@ -881,8 +873,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         };
         self.stripes.while_writing(touched, false, || {
             // Copy, then clear: at every instant the code is in one of its buckets.
-            self.set_slot(step.to, step.to_slot, step.to_code);
-            self.set_slot(step.from, step.from_slot, 0);
+            self.set_slot_in_window(step.to, step.to_slot, step.to_code);
+            self.set_slot_in_window(step.from, step.from_slot, 0);
         });
         if stripes[0] != stripes[1] {
             self.stripes.add_count(stripes[0], -1);
@@ -927,7 +919,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let Some((_, side, slot)) = longest else {
                 return false;
             };
-            self.set_slot_release(indices[side], slot, 0);
+            self.set_slot(indices[side], slot, 0);
             self.stripes.add_count(ready.stripes[side], -1);
             return true;
         }
@@ -980,17 +972,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 Split::One {
                     to_upper: false,
                     code,
-                } => self.set_slot(parent, slot, u64::from(code)),
+                } => self.set_slot_in_window(parent, slot, u64::from(code)),
                 Split::One {
                     to_upper: true,
                     code,
                 } => {
-                    self.set_slot(child, slot, u64::from(code));
-                    self.set_slot(parent, slot, 0);
+                    self.set_slot_in_window(child, slot, u64::from(code));
+                    self.set_slot_in_window(parent, slot, 0);
                 }
                 Split::Both { code } => {
-                    self.set_slot(parent, slot, u64::from(code));
-                    self.set_slot(child, slot, u64::from(code));
+                    self.set_slot_in_window(parent, slot, u64::from(code));
+                    self.set_slot_in_window(child, slot, u64::from(code));
                     voids += 1;
                 }
             }

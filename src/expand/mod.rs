@@ -235,7 +235,8 @@
 //!
 //! Still to do: the public type (the growable filter on this engine), a format kind for
 //! its snapshots, the Redis module's data type, and stats. Measured on the engine so far
-//! (`examples/doubling_lookups.rs`): see BENCHMARKS.md, "Growth in place: the engine".
+//! (`examples/growth.rs`, subjects `inplace16` and `inplace8`): see BENCHMARKS.md,
+//! "Growth in place: the engine".
 
 // Not yet behind a public type: until then only the tests drive it, and parts of it
 // (sizes, memory, the bound) have no caller yet.

@@ -24,7 +24,8 @@
 //! that has read the new era word never reads the old era's split bit after it.
 
 use super::segments::{Segments, position};
-use crate::sync::{AtomicU32, AtomicUsize, Lock, LockGuard, Ordering, fence};
+use crate::stripe::WriterStripe;
+use crate::sync::{AtomicU32, LockGuard, Ordering, fence};
 
 /// Version bit: the stripe's buckets are at the current era.
 pub(crate) const SPLIT: u32 = 1 << 31;
@@ -45,19 +46,13 @@ pub(crate) fn bumped(version: u32) -> u32 {
     (version & SPLIT) | (version.wrapping_add(1) & !SPLIT)
 }
 
-struct Writer {
-    lock: Lock,
-    /// Codes stored in this stripe's buckets, changed under its lock with wrapping
-    /// arithmetic: when the stripes double, a stripe's count keeps the codes of the
-    /// buckets that move to its new sibling, whose removes then count below zero. Only
-    /// the sum over all stripes means anything.
-    count: AtomicUsize,
-}
-
-/// A run of stripes, appended when the table doubles.
+/// A run of stripes, appended when the table doubles. Each writer stripe is the core
+/// filter's, whose count here changes with wrapping arithmetic: when the stripes double,
+/// a stripe's count keeps the codes of the buckets that move to its new sibling, whose
+/// removes then count below zero. Only the sum over all stripes means anything.
 pub(crate) struct StripeSegment {
     versions: Box<[AtomicU32]>,
-    writers: Box<[Writer]>,
+    writers: Box<[WriterStripe]>,
 }
 
 impl StripeSegment {
@@ -65,12 +60,7 @@ impl StripeSegment {
     pub(crate) fn new(len: usize, version: u32) -> Self {
         Self {
             versions: (0..len).map(|_| AtomicU32::new(version)).collect(),
-            writers: (0..len)
-                .map(|_| Writer {
-                    lock: Lock::default(),
-                    count: AtomicUsize::new(0),
-                })
-                .collect(),
+            writers: (0..len).map(|_| WriterStripe::new()).collect(),
         }
     }
 
@@ -117,7 +107,7 @@ impl GrowingStripes {
     }
 
     #[inline]
-    fn writer(&self, s: usize) -> Option<&Writer> {
+    fn writer(&self, s: usize) -> Option<&WriterStripe> {
         let (segment, offset) = self.locate(s)?;
         segment.writers.get(offset)
     }

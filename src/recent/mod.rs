@@ -259,7 +259,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         };
         let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
         let tag = self.tags.tag_of(self.raw.table.slot(bucket, slot));
-        self.raw.table.set_slot_release(bucket, slot, 0);
+        self.raw.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.raw.stripe_of(bucket));
         // The epoch is stable under the pair lock, as in `write`.
         if tag == self.generation(self.epoch.load(Ordering::Relaxed)) {
@@ -338,7 +338,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
                 return Step::Current;
             }
             let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
-            self.raw.table.set_slot_release(bucket, slot, tagged);
+            self.raw.table.set_slot(bucket, slot, tagged);
             return Step::Refreshed;
         }
         let empty = match_pair::<F>(&pair, 0, SLOTS);
@@ -346,7 +346,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             return Step::Full;
         }
         let (bucket, slot) = RawFilter::<F, SLOTS>::emptier_bucket(c, empty);
-        self.raw.table.set_slot_release(bucket, slot, tagged);
+        self.raw.table.set_slot(bucket, slot, tagged);
         guard.count_added(self.raw.stripe_of(bucket));
         Step::Stored
     }
