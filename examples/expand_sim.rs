@@ -12,9 +12,7 @@
 //!
 //! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
 
-use concurrent_cuckoo_filter::{
-    DefaultHashBuilder, ExpandChain, GrowableCuckooFilter, InsertError,
-};
+use concurrent_cuckoo_filter::{ChainedCuckooFilter, DefaultHashBuilder, ExpandChain, InsertError};
 use std::hash::BuildHasher;
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -77,7 +75,7 @@ fn main() {
     let hasher = DefaultHashBuilder::new();
     macro_rules! chain {
         ($f:ty) => {{
-            let chain = GrowableCuckooFilter::builder()
+            let chain = ChainedCuckooFilter::builder()
                 .fingerprint::<$f>()
                 .capacity(capacity)
                 .max_sub_filters(eras as usize + 1)

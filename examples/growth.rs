@@ -1,6 +1,6 @@
 //! Every goal of the growth issue ("Growth that keeps every promise"), measured in one
 //! process, for any growable filter behind the local trait [`Subject`]: today's
-//! `GrowableCuckooFilter` (a chain of sub-filters) at 16 and 8 bits, and
+//! `ChainedCuckooFilter` (a chain of sub-filters) at 16 and 8 bits, and
 //! `scalable_cuckoo_filter`, and the table that doubles in place (`src/expand/`, through
 //! its hidden test-hooks type until the growable filter runs on it: `inplace16`,
 //! `inplace8`), each against itself sized for its keys from the start and against the
@@ -83,7 +83,7 @@ use clap::{Parser, ValueEnum};
 use std::hash::BuildHasher;
 
 use concurrent_cuckoo_filter::{
-    CuckooFilter, DefaultHashBuilder, DoublingTable, Fingerprint, GrowableCuckooFilter,
+    ChainedCuckooFilter, CuckooFilter, DefaultHashBuilder, DoublingTable, Fingerprint,
 };
 use scalable_cuckoo_filter::ScalableCuckooFilter;
 
@@ -148,9 +148,9 @@ enum Scenario {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Kind {
-    /// `GrowableCuckooFilter<u16>` (the default filter).
+    /// `ChainedCuckooFilter<u16>` (the default filter).
     Growable16,
-    /// `GrowableCuckooFilter<u8>`.
+    /// `ChainedCuckooFilter<u8>`.
     Growable8,
     /// `scalable_cuckoo_filter::ScalableCuckooFilter` (single-threaded).
     Scalable,
@@ -246,18 +246,18 @@ macro_rules! lookup_and_shared {
     };
 }
 
-lookup_and_shared!(GrowableCuckooFilter);
+lookup_and_shared!(ChainedCuckooFilter);
 lookup_and_shared!(CuckooFilter);
 
-impl<F: Fingerprint> Subject for GrowableCuckooFilter<F> {
+impl<F: Fingerprint> Subject for ChainedCuckooFilter<F> {
     fn label() -> String {
-        format!("GrowableCuckooFilter<u{}>", F::BITS)
+        format!("ChainedCuckooFilter<u{}>", F::BITS)
     }
     fn fingerprint_bits() -> u32 {
         F::BITS
     }
     fn with_capacity(items: usize) -> Self {
-        GrowableCuckooFilter::builder()
+        ChainedCuckooFilter::builder()
             .capacity(items)
             .growth(2)
             .fingerprint::<F>()
@@ -269,23 +269,23 @@ impl<F: Fingerprint> Subject for GrowableCuckooFilter<F> {
     }
     #[inline(never)]
     fn insert(&mut self, key: u64) -> bool {
-        GrowableCuckooFilter::insert(self, &key).is_ok()
+        ChainedCuckooFilter::insert(self, &key).is_ok()
     }
     fn remove(&mut self, key: u64) -> bool {
-        GrowableCuckooFilter::remove(self, &key)
+        ChainedCuckooFilter::remove(self, &key)
     }
     fn len(&self) -> usize {
-        GrowableCuckooFilter::len(self)
+        ChainedCuckooFilter::len(self)
     }
     fn memory_usage(&self) -> usize {
-        GrowableCuckooFilter::memory_usage(self)
+        ChainedCuckooFilter::memory_usage(self)
     }
     fn growths(&self) -> usize {
         // Every growth of the chain publishes one more sub-filter.
         self.sub_filters() - 1
     }
     fn false_positive_bound(&self) -> f64 {
-        GrowableCuckooFilter::false_positive_bound(self)
+        ChainedCuckooFilter::false_positive_bound(self)
     }
     fn newest_load(&self) -> f64 {
         let stats = self.stats();
@@ -701,8 +701,8 @@ macro_rules! for_each_filter {
     ($kinds:expr, $scenario:ident ( $($arg:expr),* )) => {
         for kind in $kinds {
             match kind {
-                Kind::Growable16 => $scenario::<GrowableCuckooFilter<u16>>($($arg),*),
-                Kind::Growable8 => $scenario::<GrowableCuckooFilter<u8>>($($arg),*),
+                Kind::Growable16 => $scenario::<ChainedCuckooFilter<u16>>($($arg),*),
+                Kind::Growable8 => $scenario::<ChainedCuckooFilter<u8>>($($arg),*),
                 Kind::Scalable => $scenario::<Scalable>($($arg),*),
                 Kind::Inplace16 => $scenario::<InPlace<u16>>($($arg),*),
                 Kind::Inplace8 => $scenario::<InPlace<u8>>($($arg),*),
@@ -1232,8 +1232,8 @@ fn main() {
         println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for kind in &concurrent {
             match kind {
-                Kind::Growable16 => pause::<GrowableCuckooFilter<u16>>(&args, &s),
-                Kind::Growable8 => pause::<GrowableCuckooFilter<u8>>(&args, &s),
+                Kind::Growable16 => pause::<ChainedCuckooFilter<u16>>(&args, &s),
+                Kind::Growable8 => pause::<ChainedCuckooFilter<u8>>(&args, &s),
                 Kind::Scalable => unreachable!("single-threaded"),
                 Kind::Inplace16 => pause::<InPlace<u16>>(&args, &s),
                 Kind::Inplace8 => pause::<InPlace<u8>>(&args, &s),

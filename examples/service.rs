@@ -1,7 +1,7 @@
 //! A service that keeps one shared, growing filter across restarts.
 //!
 //! Worker threads (default: one per core) serve a stream of requests against one
-//! `GrowableCuckooFilter` that starts small: lookups of keys acknowledged earlier (which
+//! `ChainedCuckooFilter` that starts small: lookups of keys acknowledged earlier (which
 //! must be found) and of keys never inserted, inserts of new keys, and inserts and
 //! removes of short-lived keys. A background thread writes a snapshot every few
 //! seconds: into a temporary file beside the real one, `fsync`ed, then renamed over it,
@@ -30,7 +30,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use concurrent_cuckoo_filter::ChainedCuckooFilter;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser, Debug)]
@@ -70,7 +70,7 @@ struct Args {
 /// count, and the filter's own encoding (which carries its own checksum).
 const FILE_MAGIC: &[u8; 8] = b"CCSVC\x00\x00\x01";
 
-type Filter = GrowableCuckooFilter;
+type Filter = ChainedCuckooFilter;
 
 fn durable(worker: u64, n: u64) -> u64 {
     (worker << 40) | n

@@ -340,6 +340,20 @@ MUTATIONS = {
         let _ = rewrite;
     }""",
     ),
+    "t12": (
+        "tests/growable.rs::removes_never_cost_another_key_through_ten_doublings_at_8_bits",
+        "a remove takes the shortest matching code, not the longest",
+        "src/expand/engine.rs",
+        """                .max_by_key(|&(len, _, _)| len);""",
+        """                .min_by_key(|&(len, _, _)| len);""",
+    ),
+    "t13": (
+        "tests/growable.rs::snapshots_while_growing_hold_every_acknowledged_key",
+        "kick moves go on while a snapshot copies the table",
+        "src/expand/engine.rs",
+        """        if self.control.snapshots.load(Ordering::Relaxed) != 0 {""",
+        """        if false {""",
+    ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",

@@ -8,7 +8,7 @@
 //! could free nothing there anyway).
 
 use super::{CuckooFilter, Keys, explore, filter};
-use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use concurrent_cuckoo_filter::ChainedCuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
 
@@ -16,7 +16,7 @@ use loom::thread;
 fn two_inserts_race_to_grow() {
     explore("two inserts race to grow", || {
         let growable = Arc::new(
-            GrowableCuckooFilter::builder()
+            ChainedCuckooFilter::builder()
                 .capacity(1)
                 .max_sub_filters(2)
                 // No kick search: under loom a failed search's thousands of loads would

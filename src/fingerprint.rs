@@ -48,6 +48,16 @@ mod sealed {
     impl Sealed for u32 {}
 }
 
+/// A fingerprint width a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) stores:
+/// `u8` or `u16` (the default).
+///
+/// Its table addresses buckets with the hash's stream of bits, 32 at a time, and a
+/// code is a window of `f` of them: a 32-bit code would leave no bit to double with.
+pub trait GrowableFingerprint: Fingerprint {}
+
+impl GrowableFingerprint for u8 {}
+impl GrowableFingerprint for u16 {}
+
 /// A fingerprint width: `u8`, `u16` (the default) or `u32`.
 ///
 /// Wider fingerprints lower the false-positive rate (about `2·b·α / 2^BITS`) and cost

@@ -1,75 +1,61 @@
-//! A filter that grows instead of refusing: a chain of sub-filters, each `growth` times
-//! larger than the one before, added when the newest reports `Full`.
+//! The growable filter: a cuckoo filter whose table doubles in place when it fills up.
 //!
-//! Inserts go to the newest sub-filter; lookups ask every sub-filter, newest first. The
-//! list is published the way a table of contents is: sub-filter `k` is set once, in slot
-//! `k` of a fixed array, and then an atomic count of published sub-filters moves from
-//! `k` to `k + 1` (`Release`); a reader loads the count (`Acquire`) and reads the slots
-//! below it. Sub-filters are never freed while the filter lives (`clear` empties them and
-//! keeps them), so nothing needs reclaiming and a lookup pays one load for the list,
-//! where an epoch-based list (`crossbeam-epoch`) would pin on every lookup.
+//! The table, its addressing scheme and the concurrency protocol are in `expand/` (its
+//! module docs say how a code moves without its key, why removes never cost another
+//! key its code, and what the false-positive rate becomes); this module is the public
+//! face: hashing, the builder, stats. Past the doublings one table's codes pay for, a
+//! *link* (a new table twice as large) takes the inserts, and lookups ask each link.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
 
-use crossbeam_utils::CachePadded;
-
-use crate::builder::{MAX_STRIPES, buckets_for_items, default_stripes};
 use crate::error::{BuildError, InsertError, InsertManyError};
-use crate::fingerprint::Fingerprint;
+use crate::expand::chain::Chain;
+use crate::expand::engine::ExpandTable;
+use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
-use crate::index::MAX_BUCKETS;
-use crate::raw::RawFilter;
 use crate::stats::Stats;
-use crate::sync::{AtomicU64, AtomicUsize, Lock, Ordering};
 
-/// The default growth factor: each sub-filter twice the one before (RedisBloom's
-/// default `EXPANSION`).
+/// The default growth factor: the table doubles (RedisBloom's default `EXPANSION`).
 pub const DEFAULT_GROWTH: usize = 2;
 
-/// The default limit on sub-filters. With doubling, 32 sub-filters hold 2^32 times the
-/// first one's capacity (more than any table this crate builds), while a negative lookup
-/// asks every sub-filter, so a chain this long is a sign the first capacity was far too
-/// small.
-pub const DEFAULT_MAX_SUB_FILTERS: usize = 32;
+/// The largest growth factor: 2^8, eight doublings at once.
+pub const MAX_GROWTH: usize = 1 << 8;
 
-/// The highest sub-filter limit a filter accepts: past it, the slots kept for sub-filters
-/// not yet added would cost more than small filters themselves.
-pub const MAX_SUB_FILTERS_LIMIT: usize = 1024;
+/// The load the first table is sized for: `capacity` items fill it to 95%.
+const FIRST_LOAD: f64 = 0.95;
 
-/// The most locks that only `insert_unique` takes, picked by key hash, so that two of
-/// them on one key run one after the other across all sub-filters.
-const UNIQUE_LOCKS: usize = 64;
-
-/// As many `insert_unique` locks as the first sub-filter has stripes, at most
-/// [`UNIQUE_LOCKS`]: a small filter sees no more concurrent writers than its stripes
-/// let through, and each padded lock costs a cache line pair (64 of them, 8 KiB,
-/// were most of a 1,000-key filter).
-fn unique_locks<F: Fingerprint, const B: usize>(
-    first: &RawFilter<F, B>,
-) -> Box<[CachePadded<Lock>]> {
-    (0..first.stripes.len().min(UNIQUE_LOCKS))
-        .map(|_| CachePadded::new(Lock::default()))
-        .collect()
-}
-
-/// A concurrent cuckoo filter that adds a larger sub-filter when it fills up, instead of
-/// refusing inserts (like RedisBloom's `EXPANSION`).
+/// A concurrent cuckoo filter that doubles its table in place when it fills up, instead
+/// of refusing inserts.
 ///
-/// Same API and guarantees as [`CuckooFilter`](crate::CuckooFilter): every method takes
-/// `&self`, lookups take no lock, and no insert ever loses a key. While growth is
-/// allowed, `insert` never fails with `Full`: the insert that finds the newest
-/// sub-filter full adds the next one (inserts arriving meanwhile wait for it); after
-/// [`max_sub_filters`](GrowableBuilder::max_sub_filters) sub-filters it fails with
-/// `Full` and changes nothing, as a fixed filter does.
+/// Same guarantees as [`CuckooFilter`](crate::CuckooFilter): every method takes
+/// `&self`, lookups take no lock and never miss a key, and an insert that fails changes
+/// nothing. Growth keeps them:
 ///
-/// Each sub-filter is `growth` times the size of the one before, so after `k` doublings
-/// the false-positive bound is the sum of `k + 1` sub-filters' bounds (see
-/// [`false_positive_bound`](Self::false_positive_bound)): a negative key is tested
-/// against every one of them.
+/// - **Removes never cost another key.** Every code moves with its key's next hash bit
+///   when the table doubles, so any two keys' codes stay ordered by how much of the
+///   hash they hold, and a remove takes the longest match: a copy that answers for the
+///   key without being its own answers for its owner through the same buckets, and the
+///   owner keeps one. (A chain of sub-filters cannot do this: see
+///   [`ChainedCuckooFilter`](crate::ChainedCuckooFilter).)
+/// - **Growth is lazy and never blocks a lookup.** A doubling allocates the new half and
+///   publishes it; each writer stripe's codes move when a writer first needs that stripe
+///   (the writer waits for that stripe only), and lookups read an unmoved stripe as it
+///   was. [`Stats::unsplit_stripes`] shows the migration in progress.
+/// - **A small filter costs what it holds:** nothing is allocated for growth that has not
+///   happened.
+///
+/// Each doubling spends one bit of the codes moved (Aleph filter's rule: a code whose
+/// bits are spent answers for its whole bucket pair), so the false-positive rate rises
+/// with each doubling about as a chain's does with each sub-filter; see
+/// [`false_positive_bound`](Self::false_positive_bound). Past the doublings a table's
+/// codes pay for (13 at 16 bits, 5 at 8), a new table twice as large takes the inserts,
+/// and lookups ask both; past [`max_doublings`](GrowableBuilder::max_doublings), or the
+/// hash's last bit, `insert` fails with `Full` and changes nothing.
+///
+/// Fingerprints are 8 or 16 bits ([`GrowableFingerprint`]).
 ///
 /// ```
 /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
@@ -78,33 +64,24 @@ fn unique_locks<F: Fingerprint, const B: usize>(
 /// for key in 0..10_000u64 {
 ///     filter.insert(&key)?; // never Full: it grows
 /// }
-/// assert!(filter.sub_filters() > 1);
+/// assert!(filter.doublings() >= 3);
 /// assert!((0..10_000u64).all(|key| filter.contains(&key)));
+/// assert!((0..5_000u64).all(|key| filter.remove(&key)));
+/// assert!((5_000..10_000u64).all(|key| filter.contains(&key))); // nothing else lost
 /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
 /// ```
 pub struct GrowableCuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
-    /// Slot `k` holds sub-filter `k` (oldest first) once published.
-    subs: Box<[OnceLock<RawFilter<F, B>>]>,
-    /// Sub-filters published: slots `0..published` are set. At least 1.
-    published: AtomicUsize,
-    /// Held by the one thread adding a sub-filter.
-    growing: Lock,
-    unique_locks: Box<[CachePadded<Lock>]>,
-    /// Inserts refused (after growth was no longer possible), by kind.
-    refused_full: AtomicU64,
-    growth: usize,
-    /// Kick path limit of every sub-filter (see [`GrowableBuilder::max_kicks`]).
-    max_kicks: usize,
+    chain: Chain<F, B>,
     hasher: S,
 }
 
 impl GrowableCuckooFilter {
-    /// A default growable filter whose first sub-filter holds `items` keys; it doubles
-    /// when full, up to [`DEFAULT_MAX_SUB_FILTERS`] sub-filters.
+    /// A default growable filter whose first table holds `items` keys; it doubles when
+    /// full, as often as its codes and the hash allow.
     ///
     /// # Panics
     ///
-    /// As [`CuckooFilter::with_capacity`](crate::CuckooFilter::with_capacity); use
+    /// If `items` needs more than 2^32 buckets or the memory cannot be had; use
     /// [`builder`](Self::builder) to get an error instead.
     pub fn with_capacity(items: usize) -> Self {
         Self::builder()
@@ -119,47 +96,26 @@ impl GrowableCuckooFilter {
     }
 }
 
-impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, S> {
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, S> {
     /// The 64-bit hash this filter uses for `key` (for the `*_hash` methods).
     #[inline]
     pub fn hash<T: Hash + ?Sized>(&self, key: &T) -> u64 {
         self.hasher.hash_one(key)
     }
 
-    /// The published sub-filters, oldest first.
-    #[inline]
-    pub(crate) fn subs(&self) -> impl DoubleEndedIterator<Item = &RawFilter<F, B>> + Clone + '_ {
-        let published = self.published.load(Ordering::Acquire);
-        // Every slot below the published count is set (it was set before the count's
-        // `Release` store that this `Acquire` load saw).
-        self.subs[..published].iter().filter_map(OnceLock::get)
-    }
-
-    /// The newest sub-filter and how many were published when it was read.
-    #[inline]
-    fn newest(&self) -> (usize, &RawFilter<F, B>) {
-        loop {
-            let published = self.published.load(Ordering::Acquire);
-            if let Some(newest) = self.subs[published - 1].get() {
-                return (published, newest);
-            }
-        }
-    }
-
-    /// Adds one copy of `key` to the newest sub-filter, adding a larger sub-filter first
-    /// if the newest is full.
+    /// Adds one copy of `key`, doubling the table first if it has no room.
     ///
-    /// **Locking behaviour:** as [`CuckooFilter::insert`](crate::CuckooFilter::insert);
-    /// an insert that finds the newest sub-filter full allocates the next one (others
-    /// that find it full meanwhile wait for that).
+    /// **Locking behaviour:** as [`CuckooFilter::insert`](crate::CuckooFilter::insert):
+    /// the key's two stripes, after moving their codes to the last doubling's table if
+    /// no writer has yet. The insert that finds the table full doubles it (under a growth
+    /// lock, holding every stripe lock only to publish the new size); inserts that find
+    /// it full meanwhile wait for that.
     ///
     /// # Errors
     ///
-    /// [`InsertError::Full`] only once [`max_sub_filters`](GrowableBuilder::max_sub_filters)
-    /// sub-filters exist (or the next cannot be allocated) and the newest is full;
-    /// [`InsertError::TooManyCopies`] when the key's two buckets in the newest
-    /// sub-filter hold only its copies (growth cannot help a key's own copies). Either
-    /// way nothing changed.
+    /// [`InsertError::Full`] once the filter may double no more and has no room;
+    /// [`InsertError::TooManyCopies`] when the key's two buckets hold only its copies.
+    /// Either way nothing changed.
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> Result<(), InsertError> {
         self.insert_hash(self.hash(key))
@@ -171,23 +127,12 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     ///
     /// As `insert`.
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        loop {
-            let (published, newest) = self.newest();
-            match newest.insert(hash, false) {
-                Err(InsertError::Full) => self.grow(published)?,
-                result => return result.map(drop),
-            }
-        }
+        self.chain.insert(hash, false).map(drop)
     }
 
-    /// Adds `key` only if no sub-filter (probably) holds it, in one atomic step across
-    /// all sub-filters: two threads racing on one key insert it once, also while the
-    /// filter grows. `Ok(false)`: already present.
-    ///
-    /// **Locking behaviour:** takes a lock picked by the key's hash (so `insert_unique`
-    /// calls on one key run one at a time), then locks as
-    /// [`CuckooFilter::insert_unique`](crate::CuckooFilter::insert_unique) in the newest
-    /// sub-filter.
+    /// Adds `key` only if no copy of it (probably) is present, in one atomic step: two
+    /// threads racing on one key insert it once, also while the filter grows.
+    /// `Ok(false)`: already present.
     ///
     /// # Errors
     ///
@@ -203,82 +148,27 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     ///
     /// As `insert`.
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        // Bits from 32 up: any bits spread keys over the locks, whose number is a power
-        // of two (a stripe count, at most 64).
-        let lock = &self.unique_locks[(hash >> 32) as usize & (self.unique_locks.len() - 1)];
-        let _unique = lock.lock();
-        loop {
-            let (published, newest) = self.newest();
-            // Older sub-filters take no inserts, so under this key's lock a copy can only
-            // appear in the newest, which `insert(.., true)` checks under its pair lock.
-            let older = &self.subs[..published - 1];
-            if older
-                .iter()
-                .filter_map(OnceLock::get)
-                .any(|sub| sub.contains(hash))
-            {
-                return Ok(false);
-            }
-            match newest.insert(hash, true) {
-                Err(InsertError::Full) => self.grow(published)?,
-                result => return result,
-            }
-        }
+        self.chain.insert(hash, true)
     }
 
-    /// Adds sub-filter number `published` (the newest was found full when `published`
-    /// were published), unless another thread already did.
-    #[cold]
-    #[inline(never)]
-    fn grow(&self, published: usize) -> Result<(), InsertError> {
-        let _growing = self.growing.lock();
-        if self.published.load(Ordering::Acquire) != published {
-            return Ok(()); // another insert grew the filter meanwhile
-        }
-        let refuse = || {
-            self.refused_full.fetch_add(1, Ordering::Relaxed);
-            Err(InsertError::Full)
-        };
-        if published == self.subs.len() {
-            return refuse();
-        }
-        let Some(last) = self.subs[published - 1].get() else {
-            return refuse();
-        };
-        let buckets = last.indexer.buckets().saturating_mul(self.growth);
-        if buckets as u64 > MAX_BUCKETS {
-            return refuse();
-        }
-        let Ok(mut next) = RawFilter::new(buckets, default_stripes(buckets)) else {
-            return refuse();
-        };
-        next.limit_kicks(self.max_kicks);
-        if self.subs[published].set(next).is_err() {
-            return refuse(); // unreachable: only the holder of `growing` sets slots
-        }
-        self.published.store(published + 1, Ordering::Release);
-        Ok(())
-    }
-
-    /// Whether `key` is probably present in any sub-filter.
+    /// Whether `key` is probably present.
     ///
     /// **Locking behaviour:** lock-free, as
-    /// [`CuckooFilter::contains`](crate::CuckooFilter::contains), in each sub-filter.
+    /// [`CuckooFilter::contains`](crate::CuckooFilter::contains); it never waits for a
+    /// doubling.
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
         self.contains_hash(self.hash(key))
     }
 
     /// [`contains`](Self::contains) for a pre-hashed key.
-    ///
-    /// (Prefetching every sub-filter's candidate buckets before comparing any was tried:
-    /// at 8 M keys in 4 sub-filters it made lookups 1.2-1.5x slower, not faster.)
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.subs().rev().any(|sub| sub.contains(hash))
+        self.chain.contains(hash)
     }
 
-    /// Copies of `key` over all sub-filters (never fewer than inserted and not removed).
+    /// Codes that answer for `key` (never fewer than its copies inserted and not
+    /// removed).
     #[inline]
     pub fn count<T: Hash + ?Sized>(&self, key: &T) -> usize {
         self.count_hash(self.hash(key))
@@ -287,26 +177,16 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     /// [`count`](Self::count) for a pre-hashed key.
     #[inline]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.subs().map(|sub| sub.count(hash)).sum()
+        self.chain.count(hash)
     }
 
-    /// Removes one copy of `key`, from the newest sub-filter that holds one; `false` if
-    /// none does. Only remove keys that were inserted (see
-    /// [`CuckooFilter::remove`](crate::CuckooFilter::remove)).
+    /// Removes one copy of `key`: the longest code that answers for it, which never
+    /// costs another key its last copy (see the type's docs). `false` if none answers.
+    /// Only remove keys that were inserted: removing a key never inserted may delete a
+    /// code another key answers to (a false positive), as in any cuckoo filter.
     ///
-    /// **In a chain of sub-filters, even removing an inserted key can cost another key
-    /// its fingerprint.** The key's copy sits in one sub-filter; another sub-filter may
-    /// hold a different key's fingerprint that matches it (a false positive there), and
-    /// the two look the same. Removing from the newest match then deletes the other
-    /// key, whose lookups fail from then on, while the removed key's own copy stays. This
-    /// happens with about the false-positive probability of the other sub-filters:
-    /// measured with 16-bit fingerprints, 100,000 removes of inserted keys from 200,000
-    /// keys in 5 sub-filters cost 4 other keys (`tests/growable.rs` measures it and
-    /// checks it against the bound). A single `CuckooFilter` has no such case: two keys that
-    /// collide there share the fingerprint *and* both buckets, so either copy answers
-    /// for both. Sub-filter chains elsewhere (RedisBloom's, `scalable_cuckoo_filter`)
-    /// behave the same way. Where removes are frequent and no false negative may ever
-    /// happen, size a single filter instead.
+    /// **Locking behaviour:** the key's two stripes in each table that may hold it,
+    /// newest first, until one answers.
     #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> bool {
         self.remove_hash(self.hash(key))
@@ -315,7 +195,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
     /// [`remove`](Self::remove) for a pre-hashed key.
     #[inline]
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.subs().rev().any(|sub| sub.remove(hash))
+        self.chain.remove(hash)
     }
 
     /// [`contains`](Self::contains) for each key, in order (lazy).
@@ -370,85 +250,94 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
             })
     }
 
-    /// Fingerprints stored over all sub-filters (see
-    /// [`CuckooFilter::len`](crate::CuckooFilter::len)).
+    /// Codes stored (a code whose bits a doubling spent is copied into both halves, and
+    /// each copy counts); exact when no writer is active.
     pub fn len(&self) -> usize {
-        self.subs().map(RawFilter::len).sum()
+        self.chain.len()
     }
 
-    /// Whether no fingerprint is stored.
+    /// Whether no code is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Slots over all sub-filters published so far.
+    /// Slots now, over every table.
     pub fn capacity(&self) -> usize {
-        self.subs().map(RawFilter::capacity).sum()
+        self.chain.capacity()
     }
 
-    /// Sub-filters published so far (at least 1).
-    pub fn sub_filters(&self) -> usize {
-        self.published.load(Ordering::Acquire)
+    /// Times the table doubled so far (a new link counts as one: it has twice the
+    /// buckets of the table before).
+    pub fn doublings(&self) -> u32 {
+        self.chain.doublings()
     }
 
-    /// The growth factor: each sub-filter has this many times the buckets of the last.
+    /// The most doublings this filter will make: its
+    /// [`max_doublings`](GrowableBuilder::max_doublings), or fewer where the table's
+    /// size (2^32 buckets) or the hash's bits run out first.
+    pub fn max_doublings(&self) -> u32 {
+        self.chain.reachable_doublings()
+    }
+
+    /// The growth factor: each growth multiplies the buckets by this (a power of two).
     pub fn growth(&self) -> usize {
-        self.growth
+        self.chain
+            .tables()
+            .next()
+            .map_or(DEFAULT_GROWTH, |table| 1 << table.step())
     }
 
-    /// The most sub-filters this filter adds before `insert` fails with `Full`.
-    pub fn max_sub_filters(&self) -> usize {
-        self.subs.len()
-    }
-
-    /// Bytes this filter occupies: the struct, every sub-filter's table, stripes and
-    /// counters, and the empty slots for sub-filters not yet added.
+    /// Bytes this filter occupies: the struct, every table, its stripes, its control
+    /// block.
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + std::mem::size_of_val(&*self.subs)
-            + std::mem::size_of_val(&*self.unique_locks)
-            + self.subs().map(RawFilter::memory_usage).sum::<usize>()
+        std::mem::size_of::<Self>() - std::mem::size_of::<Chain<F, B>>() + self.chain.memory_usage()
     }
 
-    /// The expected false-positive rate at the current loads: the sum of each
-    /// sub-filter's bound 2·b·α/(2^f − 1), since a negative key is tested against all of
-    /// them. Each doubling adds a sub-filter; once full, each contributes about the
-    /// bound of one full filter, so `k` full sub-filters give about `k` times it.
+    /// The false-positive bound now, from the codes stored: a code of `len` bits answers
+    /// for a key never inserted with probability `2^−len` (`1/(2^f − 1)` before the
+    /// first doubling), and lies in one of the key's two buckets with probability
+    /// `2/N`, so in each table of `N` buckets
+    ///
+    /// ```text
+    /// FPR ≤ (2 / N) · Σ_codes 2^−len(code)
+    /// ```
+    ///
+    /// summed over the tables. Before the first doubling that is the core filter's
+    /// `2·b·α / (2^f − 1)`; after `d` doublings at load `α_g`, now at load `α`, about
+    /// `(2b / 2^f) · (2α + α_g · (d − 1))`, a chain's rate at the same number of
+    /// sub-filters. Reads every slot (no lock): O(capacity).
     pub fn false_positive_bound(&self) -> f64 {
-        self.subs()
-            .map(|sub| crate::stats::false_positive_bound(sub.len(), sub.capacity(), B, F::BITS))
-            .sum()
+        self.chain.false_positive_bound()
     }
 
-    /// The filter's figures, and each sub-filter's in
-    /// [`sub_filters`](Stats::sub_filters); reading them changes nothing. Refusals are
-    /// the inserts refused to the caller; each sub-filter's own `failed_full` also counts
-    /// the `Full` that made the filter grow.
+    /// The filter's figures; each table's in [`sub_filters`](Stats::sub_filters) once
+    /// there is more than one. Reads every slot for the false-positive bound (see
+    /// [`false_positive_bound`](Self::false_positive_bound)); changes nothing.
     pub fn stats(&self) -> Stats {
-        let sub_filters: Vec<Stats> = self
-            .subs()
-            .map(|sub| sub.stats(std::mem::size_of::<RawFilter<F, B>>()))
-            .collect();
-        let len = sub_filters.iter().map(|s| s.len).sum::<usize>();
-        let capacity = sub_filters.iter().map(|s| s.capacity).sum::<usize>();
+        let tables: Vec<Stats> = self.chain.tables().map(table_stats).collect();
+        let len = tables.iter().map(|s| s.len).sum::<usize>();
+        let capacity = tables.iter().map(|s| s.capacity).sum::<usize>();
         let memory_bytes = self.memory_usage();
+        let (failed_full, failed_too_many_copies) = self.chain.refusals();
         Stats {
             len,
             capacity,
-            buckets: sub_filters.iter().map(|s| s.buckets).sum(),
+            buckets: tables.iter().map(|s| s.buckets).sum(),
             load_factor: len as f64 / capacity as f64,
             memory_bytes,
             bits_per_item: (len > 0).then(|| 8.0 * memory_bytes as f64 / len as f64),
-            false_positive_bound: sub_filters.iter().map(|s| s.false_positive_bound).sum(),
-            kicked_inserts: sub_filters.iter().map(|s| s.kicked_inserts).sum(),
-            longest_kick_path: sub_filters
+            false_positive_bound: tables.iter().map(|s| s.false_positive_bound).sum(),
+            kicked_inserts: tables.iter().map(|s| s.kicked_inserts).sum(),
+            longest_kick_path: tables
                 .iter()
                 .map(|s| s.longest_kick_path)
                 .max()
                 .unwrap_or(0),
-            failed_full: self.refused_full.load(Ordering::Relaxed),
-            failed_too_many_copies: sub_filters.iter().map(|s| s.failed_too_many_copies).sum(),
-            sub_filters,
+            failed_full,
+            failed_too_many_copies,
+            doublings: self.doublings(),
+            unsplit_stripes: tables.iter().map(|s| s.unsplit_stripes).sum(),
+            sub_filters: if tables.len() > 1 { tables } else { Vec::new() },
         }
     }
 
@@ -457,65 +346,64 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, 
         &self.hasher
     }
 
-    /// The kick path limit of every sub-filter, in moves (`usize::MAX`: the default).
-    pub(crate) fn max_kicks(&self) -> usize {
-        self.max_kicks
-    }
-
-    /// A filter of these decoded sub-filters (at least one, at most `max_sub_filters`).
-    pub(crate) fn from_parts(
-        subs: Vec<RawFilter<F, B>>,
-        growth: usize,
-        max_sub_filters: usize,
-        max_kicks: usize,
-        hasher: S,
-    ) -> Self {
-        let published = subs.len();
-        let unique_locks = unique_locks(&subs[0]);
-        let slots: Box<[OnceLock<RawFilter<F, B>>]> = subs
-            .into_iter()
-            .map(OnceLock::from)
-            .chain(std::iter::repeat_with(OnceLock::new))
-            .take(max_sub_filters.max(published))
-            .collect();
-        Self {
-            subs: slots,
-            published: AtomicUsize::new(published),
-            growing: Lock::default(),
-            unique_locks,
-            refused_full: AtomicU64::new(0),
-            growth,
-            max_kicks,
-            hasher,
-        }
-    }
-
-    /// Removes every fingerprint from every sub-filter; the sub-filters stay (and keep
-    /// their memory), so the filter does not grow again until they are full.
+    /// Removes every code. The filter keeps its size and memory (a table never shrinks:
+    /// a lookup may be reading any part of it).
     ///
-    /// **Locking behaviour:** as [`CuckooFilter::clear`](crate::CuckooFilter::clear), one
-    /// sub-filter after another.
+    /// **Locking behaviour:** holds each table's growth lock and every stripe lock while
+    /// it empties that table.
     pub fn clear(&self) {
-        self.subs().for_each(RawFilter::clear);
+        self.chain.clear();
+    }
+
+    /// The tables and what they were built with, for the snapshot format.
+    pub(crate) fn chain(&self) -> &Chain<F, B> {
+        &self.chain
+    }
+
+    /// A filter of a decoded chain.
+    pub(crate) fn from_chain(chain: Chain<F, B>, hasher: S) -> Self {
+        Self { chain, hasher }
     }
 }
 
-impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for GrowableCuckooFilter<F, B, S> {
-    /// The figures of [`stats`](GrowableCuckooFilter::stats) at a glance.
+/// One table's figures (its refusals are the filter's, counted once there).
+fn table_stats<F: GrowableFingerprint, const B: usize>(table: &ExpandTable<F, B>) -> Stats {
+    let len = table.len();
+    let capacity = table.capacity();
+    let memory_bytes = table.memory_usage();
+    let (kicked_inserts, longest_kick_path) = table.kicks();
+    Stats {
+        len,
+        capacity,
+        buckets: table.buckets(table.era()) as usize,
+        load_factor: len as f64 / capacity as f64,
+        memory_bytes,
+        bits_per_item: (len > 0).then(|| 8.0 * memory_bytes as f64 / len as f64),
+        false_positive_bound: table.false_positive_bound(),
+        kicked_inserts,
+        longest_kick_path,
+        failed_full: 0,
+        failed_too_many_copies: 0,
+        doublings: table.era(),
+        unsplit_stripes: table.unsplit_stripes(),
+        sub_filters: Vec::new(),
+    }
+}
+
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> fmt::Debug
+    for GrowableCuckooFilter<F, B, S>
+{
+    /// The filter's size and settings at a glance (cheap: no slot is read).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stats = self.stats();
         f.debug_struct("GrowableCuckooFilter")
             .field("fingerprint_bits", &F::BITS)
             .field("slots_per_bucket", &B)
-            .field("growth", &self.growth)
-            .field("sub_filters", &stats.sub_filters.len())
-            .field("max_sub_filters", &self.subs.len())
-            .field("len", &stats.len)
-            .field("capacity", &stats.capacity)
-            .field("memory_bytes", &stats.memory_bytes)
-            .field("false_positive_bound", &stats.false_positive_bound)
-            .field("kicked_inserts", &stats.kicked_inserts)
-            .field("failed_full", &stats.failed_full)
+            .field("growth", &self.growth())
+            .field("doublings", &self.doublings())
+            .field("max_doublings", &self.max_doublings())
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("memory_bytes", &self.memory_usage())
             .finish()
     }
 }
@@ -526,12 +414,13 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for GrowableCuck
 /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
 ///
 /// let filter = GrowableCuckooFilter::builder()
-///     .fingerprint::<u32>()
+///     .fingerprint::<u8>()
+///     .slots::<8>()
 ///     .capacity(10_000)
 ///     .growth(4)
-///     .max_sub_filters(8)
+///     .max_doublings(6)
 ///     .build()?;
-/// assert_eq!((filter.growth(), filter.max_sub_filters()), (4, 8));
+/// assert_eq!((filter.growth(), filter.max_doublings()), (4, 6));
 /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -539,20 +428,20 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> fmt::Debug for GrowableCuck
 pub struct GrowableBuilder<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
     capacity: Option<usize>,
     growth: usize,
-    max_sub_filters: usize,
+    max_doublings: u32,
     max_kicks: usize,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
 
 impl GrowableBuilder {
-    /// A builder for the default geometry and hasher, doubling, up to
-    /// [`DEFAULT_MAX_SUB_FILTERS`].
+    /// A builder for the default geometry and hasher, doubling as often as the codes
+    /// and the hash allow.
     pub fn new() -> Self {
         Self {
             capacity: None,
             growth: DEFAULT_GROWTH,
-            max_sub_filters: DEFAULT_MAX_SUB_FILTERS,
+            max_doublings: u32::MAX,
             max_kicks: usize::MAX,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
@@ -566,30 +455,30 @@ impl Default for GrowableBuilder {
     }
 }
 
-impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
-    /// Items the first sub-filter holds without a failed insert.
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
+    /// Items the first table holds without growing (it is sized for them at 95% load).
     pub fn capacity(mut self, items: usize) -> Self {
         self.capacity = Some(items);
         self
     }
 
-    /// Each new sub-filter has `growth` times the buckets of the last (at least 1;
-    /// default 2).
+    /// Each growth multiplies the buckets by `growth`: a power of two from 2 to
+    /// [`MAX_GROWTH`] (default 2), made of `log2(growth)` doublings at once.
     pub fn growth(mut self, growth: usize) -> Self {
         self.growth = growth;
         self
     }
 
-    /// The most sub-filters, the first included (1 to [`MAX_SUB_FILTERS_LIMIT`]; default
-    /// [`DEFAULT_MAX_SUB_FILTERS`]); past them `insert` fails with `Full`.
-    pub fn max_sub_filters(mut self, max: usize) -> Self {
-        self.max_sub_filters = max;
+    /// The most doublings, over the filter's life (0: it never grows); past them an
+    /// insert that finds no room fails with `Full`. Default: as many as the codes and
+    /// the hash allow (see [`GrowableCuckooFilter::max_doublings`]).
+    pub fn max_doublings(mut self, doublings: u32) -> Self {
+        self.max_doublings = doublings;
         self
     }
 
-    /// Limits every sub-filter's kick paths to `moves` moves (see
-    /// [`Builder::max_kicks`](crate::Builder::max_kicks)): fewer moves make a sub-filter
-    /// report `Full`, and so the filter grow, at a lower load.
+    /// Limits kick paths to `moves` moves (at most the default: 5 with 4 slots, 3 with
+    /// 8). Fewer moves make the table double at a lower load.
     pub fn max_kicks(mut self, moves: usize) -> Self {
         self.max_kicks = moves;
         self
@@ -600,8 +489,8 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         self.retype(|_| hasher)
     }
 
-    /// Stores fingerprints of type `G` (`u8`, `u16` or `u32`).
-    pub fn fingerprint<G: Fingerprint>(self) -> GrowableBuilder<G, B, S> {
+    /// Stores fingerprints of type `G` (`u8` or `u16`).
+    pub fn fingerprint<G: GrowableFingerprint>(self) -> GrowableBuilder<G, B, S> {
         self.retype(|hasher| hasher)
     }
 
@@ -614,47 +503,45 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, B, S> {
         GrowableBuilder {
             capacity: self.capacity,
             growth: self.growth,
-            max_sub_filters: self.max_sub_filters,
+            max_doublings: self.max_doublings,
             max_kicks: self.max_kicks,
             hasher: hasher(self.hasher),
             _fingerprint: PhantomData,
         }
     }
 
-    /// Allocates the first sub-filter.
+    /// Allocates the first table.
     ///
     /// # Errors
     ///
     /// [`BuildError::MissingSize`] without a capacity, [`BuildError::InvalidGrowth`] for
-    /// a growth factor of 0 or a sub-filter limit outside 1 to
-    /// [`MAX_SUB_FILTERS_LIMIT`], and as
-    /// [`Builder::build`](crate::Builder::build) for the first sub-filter.
+    /// a growth factor that is not a power of two from 2 to [`MAX_GROWTH`],
+    /// [`BuildError::TooLarge`] for a first table of more than 2^32 buckets, and
+    /// [`BuildError::OutOfMemory`].
     pub fn build(self) -> Result<GrowableCuckooFilter<F, B, S>, BuildError> {
         let items = self.capacity.ok_or(BuildError::MissingSize)?;
-        if self.growth == 0 || !(1..=MAX_SUB_FILTERS_LIMIT).contains(&self.max_sub_filters) {
+        if !self.growth.is_power_of_two() || !(2..=MAX_GROWTH).contains(&self.growth) {
             return Err(BuildError::InvalidGrowth);
         }
-        let buckets = buckets_for_items(items, B).max(2).next_multiple_of(2);
-        if buckets as u64 > MAX_BUCKETS {
+        // Far past any table before sizing, which rounds up in `u64`; exactly after.
+        if items as f64 / (B as f64 * FIRST_LOAD) > (1u64 << 33) as f64 {
             return Err(BuildError::TooLarge);
         }
-        let mut first = RawFilter::new(buckets, default_stripes(buckets).min(MAX_STRIPES))
-            .map_err(|_| BuildError::OutOfMemory)?;
-        first.limit_kicks(self.max_kicks);
-        let unique_locks = unique_locks(&first);
-        let subs: Box<[OnceLock<RawFilter<F, B>>]> =
-            (0..self.max_sub_filters).map(|_| OnceLock::new()).collect();
-        if subs[0].set(first).is_err() {
-            return Err(BuildError::OutOfMemory); // unreachable: the slot is new
+        let (buckets, stripes) = ExpandTable::<F, B>::sizes_for(items, FIRST_LOAD);
+        if buckets > 1 << 32 {
+            return Err(BuildError::TooLarge);
         }
+        let chain = Chain::new(
+            buckets,
+            stripes,
+            ExpandTable::<F, B>::good_doublings(),
+            self.max_doublings,
+            self.max_kicks,
+            self.growth.ilog2(),
+        )
+        .map_err(|_| BuildError::OutOfMemory)?;
         Ok(GrowableCuckooFilter {
-            subs,
-            published: AtomicUsize::new(1),
-            growing: Lock::default(),
-            unique_locks,
-            refused_full: AtomicU64::new(0),
-            growth: self.growth,
-            max_kicks: self.max_kicks,
+            chain,
             hasher: self.hasher,
         })
     }

@@ -113,7 +113,7 @@
 //! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
 //! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
 //! `builder` (the public API), `exclusive` ([`ExclusiveFilter`]: the operations without
-//! locks for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]),
+//! locks for the holder of the only reference), `growable` ([`ChainedCuckooFilter`]),
 //! `expand` (the table
 //! that doubles in place: its scheme and reference model, with the design, behind the
 //! `test-hooks` feature until its engine replaces `growable`), `recent`
@@ -128,7 +128,7 @@
 //! `from_bytes`, [`dump_chunks`](CuckooFilter::dump_chunks) with a [`ChunkLoader`],
 //! serde with the `serde` feature, a zero-copy [`FilterView`]) keep a filter across
 //! restarts in a versioned, checksummed format, snapshotted while other threads write;
-//! [`GrowableCuckooFilter`] adds larger sub-filters instead of refusing inserts. See the
+//! [`ChainedCuckooFilter`] adds larger sub-filters instead of refusing inserts. See the
 //! README's "Persistence and growth".
 
 #![deny(unsafe_code)]
@@ -136,12 +136,9 @@
 
 mod batch;
 mod builder;
+mod chained;
 mod error;
 mod exclusive;
-// The table that doubles in place: its scheme, reference model and concurrent engine,
-// used by the tests, loom models and measurements only until the growable filter is
-// built on it (then it replaces the chain in `growable`).
-#[cfg(any(test, feature = "test-hooks"))]
 mod expand;
 mod filter;
 mod fingerprint;
@@ -158,17 +155,17 @@ mod sync;
 mod table;
 
 pub use builder::Builder;
+pub use chained::{
+    ChainedBuilder, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS_LIMIT,
+};
 pub use error::{BuildError, InsertError, InsertManyError};
 pub use exclusive::ExclusiveFilter;
 pub use filter::CuckooFilter;
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{Fingerprint, GrowableFingerprint};
 pub use format::{
     ChunkLoader, DecodeError, DumpChunks, FilterView, MIN_CHUNK_BYTES, TypedFilterView,
 };
-pub use growable::{
-    DEFAULT_GROWTH, DEFAULT_MAX_SUB_FILTERS, GrowableBuilder, GrowableCuckooFilter,
-    MAX_SUB_FILTERS_LIMIT,
-};
+pub use growable::{DEFAULT_GROWTH, GrowableBuilder, GrowableCuckooFilter, MAX_GROWTH};
 pub use hash::{DefaultHashBuilder, StableHasher};
 pub use recent::{DEFAULT_GENERATIONS, RecentBuilder, RecentFilter, RecentStats};
 pub use stats::Stats;

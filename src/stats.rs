@@ -31,6 +31,8 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             longest_kick_path: events.longest_path,
             failed_full: events.full,
             failed_too_many_copies: events.too_many_copies,
+            doublings: 0,
+            unsplit_stripes: 0,
             sub_filters: Vec::new(),
         }
     }
@@ -64,6 +66,14 @@ pub struct Stats {
     pub failed_full: u64,
     /// Inserts refused with `InsertError::TooManyCopies`.
     pub failed_too_many_copies: u64,
+    /// Times a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s table doubled
+    /// (a new link counts as one); 0 for the other filters.
+    pub doublings: u32,
+    /// Writer stripes of a growable filter whose codes have not yet moved to the last
+    /// doubling's table: the migration in progress, which writers finish stripe by
+    /// stripe as they need them (and the next doubling finishes whatever is left). 0
+    /// once it is done, and for the other filters.
+    pub unsplit_stripes: usize,
     /// Each sub-filter's own figures, oldest first, for a filter made of several; empty
     /// for a single filter.
     pub sub_filters: Vec<Stats>,

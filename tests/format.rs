@@ -8,8 +8,8 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
-    ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView, Fingerprint,
-    GrowableCuckooFilter, MIN_CHUNK_BYTES,
+    ChainedCuckooFilter, ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView,
+    Fingerprint, MIN_CHUNK_BYTES,
 };
 
 /// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
@@ -312,7 +312,7 @@ fn generated_and_mutated_inputs_never_panic() {
             }
         })
         .chain((0..2).map(|i| {
-            let growable = GrowableCuckooFilter::builder().capacity(8).build().unwrap();
+            let growable = ChainedCuckooFilter::builder().capacity(8).build().unwrap();
             growable.insert_many(0..40 * (i + 1)).unwrap();
             growable.to_bytes()
         }))
@@ -344,7 +344,7 @@ fn generated_and_mutated_inputs_never_panic() {
         if rng.bool() && input.len() >= 4 {
             input = resealed(input, |_| {});
         }
-        if let Ok(growable) = GrowableCuckooFilter::<u16, 4>::from_bytes(&input) {
+        if let Ok(growable) = ChainedCuckooFilter::<u16, 4>::from_bytes(&input) {
             let _ = growable.insert(&1u64);
             assert!(growable.len() <= growable.capacity());
         }
@@ -746,7 +746,7 @@ fn a_view_checks_its_bytes_once() {
 /// refused, never a panic.
 #[test]
 fn a_view_refuses_other_kinds_and_geometries() {
-    let growable = GrowableCuckooFilter::with_capacity(100);
+    let growable = ChainedCuckooFilter::with_capacity(100);
     growable.insert_many(0..1_000u64).unwrap();
     assert!(matches!(
         FilterView::new(&growable.to_bytes()),

@@ -1,7 +1,7 @@
 //! A Redis (and Valkey) module that serves this workspace's cuckoo filter behind
 //! RedisBloom's `CF.*` commands.
 //!
-//! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
+//! Each key holds a [`value::KeyValue`]: a `ChainedCuckooFilter` (8- or 16-bit
 //! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
 //! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`

@@ -5,17 +5,17 @@
 use std::sync::Mutex;
 
 use concurrent_cuckoo_filter::{
-    BuildError, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, GrowableCuckooFilter, InsertError,
+    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, InsertError,
 };
 
 use crate::dump::{Dump, PartialLoad};
 
 /// The filter of one key.
 pub enum Filter {
-    Fp16x4(GrowableCuckooFilter<u16, 4>),
-    Fp16x8(GrowableCuckooFilter<u16, 8>),
-    Fp8x4(GrowableCuckooFilter<u8, 4>),
-    Fp8x8(GrowableCuckooFilter<u8, 8>),
+    Fp16x4(ChainedCuckooFilter<u16, 4>),
+    Fp16x8(ChainedCuckooFilter<u16, 8>),
+    Fp8x4(ChainedCuckooFilter<u8, 4>),
+    Fp8x8(ChainedCuckooFilter<u8, 8>),
 }
 
 /// Runs `$body` with `$f` bound to the filter, whatever its geometry.
@@ -38,7 +38,7 @@ impl Filter {
         // Each decoder's type is inferred from the variant it fills.
         macro_rules! unless_other_geometry {
             ($variant:ident) => {
-                match GrowableCuckooFilter::from_bytes(snapshot) {
+                match ChainedCuckooFilter::from_bytes(snapshot) {
                     Err(DecodeError::GeometryMismatch { .. }) => {}
                     result => return result.map(Filter::$variant),
                 }
@@ -47,7 +47,7 @@ impl Filter {
         unless_other_geometry!(Fp16x4);
         unless_other_geometry!(Fp16x8);
         unless_other_geometry!(Fp8x4);
-        GrowableCuckooFilter::from_bytes(snapshot).map(Filter::Fp8x8)
+        ChainedCuckooFilter::from_bytes(snapshot).map(Filter::Fp8x8)
     }
 }
 
@@ -171,7 +171,7 @@ impl CuckooKey {
             return Err(CreateError::OverLimit { needed: first });
         }
         let capacity = usize::try_from(settings.capacity).unwrap_or(usize::MAX);
-        let builder = GrowableCuckooFilter::builder()
+        let builder = ChainedCuckooFilter::builder()
             .capacity(capacity)
             .growth(usize::try_from(settings.expansion.max(1)).unwrap_or(usize::MAX))
             .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX))

@@ -12,13 +12,15 @@
 //! with `Release`; an insert that reads the count with `Acquire` and lands in the new
 //! link happens after it, and so does any lookup that starts after that insert ends.
 
+use std::collections::TryReserveError;
+
 use super::engine::ExpandTable;
-use super::scheme::{Era, Key, stream_window};
+use super::scheme::{Era, Key, Scheme, stream_window};
 use super::segments::Segments;
 use super::stripes::target_stripes;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
-use crate::sync::{AtomicU32, Lock, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 
 /// Links a chain may have: each spends `link doublings + 1` bits of a key's 96-bit
 /// stream on addresses, and a link's stream window may start no later than bit 64.
@@ -33,8 +35,11 @@ struct Link<F, const B: usize> {
 /// The chain's mutable state, boxed so the chain holds no atomic inline.
 struct Control {
     links: AtomicU32,
-    /// Held by the one thread that starts a link.
+    /// Held by the one thread that starts a link (and by a snapshot or a clear).
     growing: Lock,
+    /// Inserts refused with `Full` and with `TooManyCopies` (stats).
+    refused_full: AtomicU64,
+    refused_copies: AtomicU64,
 }
 
 pub(crate) struct Chain<F, const B: usize> {
@@ -42,32 +47,102 @@ pub(crate) struct Chain<F, const B: usize> {
     control: Box<Control>,
     /// Doublings each link makes before the next one starts.
     link_doublings: Era,
-    /// At most [`MAX_LINKS`]; beside `link_doublings`, where it costs no padding.
-    max_links: u32,
+    /// Doublings over all links at most, a link's start counting as one; beside
+    /// `link_doublings`, where it costs no padding.
+    max_doublings: u32,
 }
 
 crate::raw::assert_freeze!(Chain<u8, 4>, Chain<u16, 4>);
 
 impl<F: Fingerprint, const B: usize> Chain<F, B> {
-    /// A chain whose first link is `first`; every link doubles `first.max_era()` times,
-    /// and at most `max_links` links start (at most [`MAX_LINKS`]).
-    pub(crate) fn new(first: ExpandTable<F, B>, max_links: usize) -> Self {
-        let max_links = max_links.clamp(1, MAX_LINKS);
-        Self {
-            link_doublings: first.max_era(),
+    /// A chain whose first link has `base` buckets in `stripes` stripes (as
+    /// [`ExpandTable::new`] takes them). Each link doubles `link_doublings` times (at
+    /// most as often as its codes and size allow) before the next one starts, and the
+    /// links together at most `max_doublings` times, a link's start counting as one.
+    /// Every link bounds its kick paths to `moves` moves and grows by `step` doublings
+    /// at a time.
+    pub(crate) fn new(
+        base: u64,
+        stripes: usize,
+        link_doublings: Era,
+        max_doublings: u32,
+        moves: usize,
+        step: Era,
+    ) -> Result<Self, TryReserveError> {
+        let link_doublings = link_doublings.min(Scheme::new(base, F::BITS).max_era());
+        let mut first = ExpandTable::new(base, stripes, link_doublings.min(max_doublings))?;
+        first.limit_moves(moves);
+        first.set_step(step);
+        Ok(Self::from_links(vec![first], link_doublings, max_doublings))
+    }
+
+    /// A chain of at most `max_links` links, each doubling `link_doublings` times (for
+    /// tests and models); the default kick bound, one doubling per growth.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn with_links(
+        base: u64,
+        stripes: usize,
+        link_doublings: Era,
+        max_links: usize,
+    ) -> Result<Self, TryReserveError> {
+        let per_link = link_doublings.min(Scheme::new(base, F::BITS).max_era());
+        let max_doublings = max_links.clamp(1, MAX_LINKS) as u32 * (per_link + 1) - 1;
+        Self::new(base, stripes, per_link, max_doublings, usize::MAX, 1)
+    }
+
+    /// A chain of these links (at least one), oldest first, for a decoder that has
+    /// checked them: each link but the last at era `link_doublings`, and each link's
+    /// base twice the buckets of the one before at that era.
+    pub(crate) fn from_links(
+        tables: Vec<ExpandTable<F, B>>,
+        link_doublings: Era,
+        max_doublings: u32,
+    ) -> Self {
+        let count = tables.len();
+        let mut tables = tables.into_iter();
+        let first = tables.next().expect("a chain has a first link");
+        let chain = Self {
             links: Segments::new(Link {
                 table: first,
                 start: 0,
             }),
             control: Box::new(Control {
-                links: AtomicU32::new(1),
+                links: AtomicU32::new(count as u32),
                 growing: Lock::default(),
+                refused_full: AtomicU64::new(0),
+                refused_copies: AtomicU64::new(0),
             }),
-            max_links: max_links as u32,
+            link_doublings,
+            max_doublings,
+        };
+        let max_later = chain.max_links() - 1;
+        for (index, table) in tables.enumerate() {
+            let start = (index as u32 + 1) * (link_doublings + 1);
+            let _ = chain
+                .links
+                .publish(index + 1, Link { table, start }, max_later);
         }
+        chain
+    }
+
+    /// The most links: as many as the doubling limit and the stream allow.
+    pub(crate) fn max_links(&self) -> usize {
+        let by_doublings = self.max_doublings / (self.link_doublings + 1) + 1;
+        (by_doublings as usize).min(MAX_LINKS)
+    }
+
+    /// Doublings each link makes before the next starts.
+    pub(crate) fn link_doublings(&self) -> Era {
+        self.link_doublings
+    }
+
+    /// The most doublings over all links.
+    pub(crate) fn max_doublings(&self) -> u32 {
+        self.max_doublings
     }
 
     /// The first link (for the models, which drive one table).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn first(&self) -> Option<&ExpandTable<F, B>> {
         self.links.get(0).map(|link| &link.table)
     }
@@ -148,6 +223,18 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// after can succeed. (Without this, two unique inserts of one key on either side
     /// of a link's start both added it: loom model (q).)
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        let result = self.insert_inner(hash, unique);
+        if let Err(error) = result {
+            let counter = match error {
+                InsertError::TooManyCopies => &self.control.refused_copies,
+                _ => &self.control.refused_full,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn insert_inner(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
         let mut started = false;
         loop {
             let links = self.link_count();
@@ -186,6 +273,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     }
 
     /// Starts the next link now (for models); false past the last.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn start_link_now(&self) -> bool {
         let links = self.link_count();
         self.start_link(links) && self.link_count() > links
@@ -203,8 +291,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         };
         let start = newest.start + self.link_doublings + 1;
         let base = 2 * newest.table.buckets(self.link_doublings);
-        let max_links = self.max_links as usize;
-        if links >= max_links || start > 64 || base > 1 << 32 {
+        let max_links = self.max_links();
+        // Doublings once this link starts (its start counts as one).
+        let spent = links as u32 * (self.link_doublings + 1);
+        if links >= max_links || spent > self.max_doublings || start > 64 || base > 1 << 32 {
             return false;
         }
         // As many stripes as the table wants, as long as twice their words divide it.
@@ -213,9 +303,12 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         while !base.is_multiple_of(2 * stripes as u64 * per_word) {
             stripes /= 2;
         }
-        let Ok(table) = ExpandTable::new(base, stripes, self.link_doublings) else {
+        let max_era = self.link_doublings.min(self.max_doublings - spent);
+        let Ok(mut table) = ExpandTable::new(base, stripes, max_era) else {
             return false;
         };
+        table.limit_moves(newest.table.moves());
+        table.set_step(newest.table.step());
         if !self
             .links
             .publish(links, Link { table, start }, max_links - 1)
@@ -236,14 +329,42 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         (links as u32 - 1) * (self.link_doublings + 1) + newest
     }
 
+    /// The most doublings this chain can make: its limit, or fewer where a link's size
+    /// (at most 2^32 buckets) or the stream (a link starts by bit 64) stops it first.
+    pub(crate) fn reachable_doublings(&self) -> u32 {
+        let Some(first) = self.links.get(0) else {
+            return 0;
+        };
+        let per_link = self.link_doublings;
+        let (mut base, mut start) = (first.table.buckets(0), 0);
+        let mut last_era = first.table.max_era();
+        let mut reachable = last_era;
+        for link in 1..self.max_links() as u32 {
+            // A link that cannot reach its last era starts no other.
+            let spent = link * (per_link + 1);
+            base = 2 * (base << per_link);
+            start += per_link + 1;
+            if last_era < per_link || spent > self.max_doublings || start > 64 || base > 1 << 32 {
+                break;
+            }
+            last_era = per_link
+                .min(self.max_doublings - spent)
+                .min(Scheme::new(base, F::BITS).max_era());
+            reachable = spent + last_era;
+        }
+        reachable
+    }
+
     /// The link inserts go to.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn newest(&self) -> Option<&ExpandTable<F, B>> {
         self.links
             .get(self.link_count() - 1)
             .map(|link| &link.table)
     }
 
-    fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
+    /// Every published link's table, oldest first.
+    pub(crate) fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
         (0..self.link_count()).filter_map(|index| self.links.get(index).map(|link| &link.table))
     }
 
@@ -275,6 +396,27 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         self.tables().map(ExpandTable::false_positive_bound).sum()
     }
 
+    /// Inserts refused with `Full`, and with `TooManyCopies`.
+    pub(crate) fn refusals(&self) -> (u64, u64) {
+        (
+            self.control.refused_full.load(Ordering::Relaxed),
+            self.control.refused_copies.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Holds the link count still (no link starts) while the guard lives: for a
+    /// snapshot, which then pauses each link in turn.
+    pub(crate) fn hold_links(&self) -> LockGuard<'_> {
+        self.control.growing.lock()
+    }
+
+    /// Empties every link; the links stay, with their memory, and inserts still go to
+    /// the newest.
+    pub(crate) fn clear(&self) {
+        let _growing = self.control.growing.lock();
+        self.tables().for_each(ExpandTable::clear);
+    }
+
     /// Every link's codes at its current era, oldest first, for tests.
     #[cfg(test)]
     pub(crate) fn codes(&self) -> Vec<Vec<u64>> {
@@ -293,7 +435,7 @@ mod tests {
         doublings: Era,
         links: usize,
     ) -> Chain<F, B> {
-        Chain::new(ExpandTable::new(base, 1, doublings).unwrap(), links)
+        Chain::with_links(base, 1, doublings, links).unwrap()
     }
 
     /// Drives the chain and the model chain with the same random inserts (with

@@ -46,7 +46,7 @@ use super::segments::{Segments, position};
 use super::stripes::{GrowingStripes, SPLIT, bumped, target_stripes};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
-use crate::sync::{AtomicU32, Backoff, Lock, LockGuard, Ordering, fence};
+use crate::sync::{AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
 use crate::table::Table;
 
 /// Optimistic attempts a lookup makes before it reads under the pair lock (as the core
@@ -64,7 +64,7 @@ const MAX_SEARCHES: usize = 8;
 const MAX_DOUBLINGS_PER_INSERT: usize = 1;
 
 /// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
-const fn max_moves(slots: usize) -> usize {
+pub(crate) const fn max_moves(slots: usize) -> usize {
     if slots <= 4 { 5 } else { 3 }
 }
 
@@ -93,8 +93,15 @@ impl EraWord {
 /// `raw::assert_freeze!`).
 struct Control {
     era: AtomicU32,
-    /// Held by the one thread that doubles the table.
+    /// Snapshots copying the table now: kick moves wait while it is not 0 (see
+    /// [`ExpandTable::pause_for_snapshot`]).
+    snapshots: AtomicU32,
+    /// Held by the one thread that doubles the table (and by a snapshot or a clear).
     growing: Lock,
+    /// Inserts that moved codes to make room, and the longest path one took (stats;
+    /// written on the kick path only).
+    kicked: AtomicU64,
+    longest_path: AtomicU32,
 }
 
 /// One side of a key: its base bucket and its stream on that side.
@@ -194,12 +201,45 @@ enum NoRoom {
     Superseded,
 }
 
+/// A table held still for a snapshot (see [`ExpandTable::pause_for_snapshot`]).
+pub(crate) struct SnapshotGuard<'a, F, const B: usize> {
+    table: &'a ExpandTable<F, B>,
+    era: Era,
+    _growing: LockGuard<'a>,
+}
+
+impl<F: Fingerprint, const B: usize> SnapshotGuard<'_, F, B> {
+    /// The table's era, fixed while the guard lives.
+    pub(crate) fn era(&self) -> Era {
+        self.era
+    }
+
+    /// Every table word at the era, in bucket order: segment 0, then each later one.
+    /// Each word is loaded once.
+    pub(crate) fn words(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..=self.era as usize)
+            .filter_map(|segment| self.table.tables.get(segment))
+            .flat_map(|table| (0..table.words()).map(|index| table.load_word(index)))
+    }
+}
+
+impl<F, const B: usize> Drop for SnapshotGuard<'_, F, B> {
+    fn drop(&mut self) {
+        // Release: the copy's loads are done before a move may run again.
+        self.table.control.snapshots.fetch_sub(1, Ordering::Release);
+    }
+}
+
 pub(crate) struct ExpandTable<F, const B: usize> {
     base_buckets: u64,
     tables: Segments<Table<F, B>>,
     stripes: GrowingStripes,
     control: Box<Control>,
     max_era: Era,
+    /// The kick path bound, in moves (at most [`max_moves`]).
+    moves: u8,
+    /// Doublings per growth (the growth factor's log2, at least 1).
+    step: u8,
 }
 
 crate::raw::assert_freeze!(ExpandTable<u8, 4>, ExpandTable<u16, 4>, ExpandTable<u16, 8>);
@@ -239,10 +279,64 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             stripes: GrowingStripes::new(stripes),
             control: Box::new(Control {
                 era: AtomicU32::new(EraWord::new(0, stripes).0),
+                snapshots: AtomicU32::new(0),
                 growing: Lock::default(),
+                kicked: AtomicU64::new(0),
+                longest_path: AtomicU32::new(0),
             }),
             max_era,
+            moves: max_moves(B) as u8,
+            step: 1,
         })
+    }
+
+    /// Bounds kick paths to `moves` moves (at most the default, [`max_moves`]): fewer
+    /// moves make the table grow at a lower load.
+    pub(crate) fn limit_moves(&mut self, moves: usize) {
+        self.moves = moves.min(max_moves(B)) as u8;
+    }
+
+    /// The kick path bound, in moves.
+    pub(crate) fn moves(&self) -> usize {
+        usize::from(self.moves)
+    }
+
+    /// Doublings per growth.
+    pub(crate) fn step(&self) -> Era {
+        Era::from(self.step)
+    }
+
+    /// Makes each growth `step` doublings (1 to 8: a growth factor of `2^step`).
+    pub(crate) fn set_step(&mut self, step: Era) {
+        self.step = step.clamp(1, 8) as u8;
+    }
+
+    /// Inserts that moved codes, and the longest kick path taken.
+    pub(crate) fn kicks(&self) -> (u64, u64) {
+        (
+            self.control.kicked.load(Ordering::Relaxed),
+            u64::from(self.control.longest_path.load(Ordering::Relaxed)),
+        )
+    }
+
+    /// Stripes whose codes have not yet moved to the current era (a doubling's
+    /// migration still under way; 0 at era 0).
+    pub(crate) fn unsplit_stripes(&self) -> usize {
+        let word = self.word();
+        if word.era() == 0 {
+            return 0;
+        }
+        (0..word.stripes()).filter(|&s| !self.is_split(s)).count()
+    }
+
+    /// Whether `base_buckets` in `stripes` stripes make a table [`new`](Self::new)
+    /// accepts: an even count up to 2^32, a power-of-two stripe count up to 65,536, and
+    /// `2 · stripes · (buckets per word)` dividing the buckets.
+    pub(crate) fn sizes_fit(base_buckets: u64, stripes: usize) -> bool {
+        (2..=1 << 32).contains(&base_buckets)
+            && stripes.is_power_of_two()
+            && stripes <= super::stripes::MAX_STRIPES
+            && base_buckets.is_multiple_of(2 * stripes as u64 * Self::PER_WORD)
     }
 
     /// Base buckets and first stripes for `items` codes at era 0 and `load`: the
@@ -674,7 +768,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     let half_full = self.len() >= self.capacity() / 2;
                     if doublings == MAX_DOUBLINGS_PER_INSERT
                         || !half_full
-                        || !self.double(ready.word)
+                        || !self.grow(ready.word, Era::from(self.step))
                     {
                         return Some(Err(InsertError::Full));
                     }
@@ -725,12 +819,19 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     ) -> Result<bool, NoRoom> {
         let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
-            let moved = self.make_room(ready, &mut nodes)?;
-            if !moved {
+            let Some(moves) = self.make_room(ready, &mut nodes)? else {
                 continue;
-            }
+            };
             match self.place(ready, unique, current) {
-                Placement::Inserted => return Ok(true),
+                Placement::Inserted => {
+                    if moves > 0 {
+                        self.control.kicked.fetch_add(1, Ordering::Relaxed);
+                        self.control
+                            .longest_path
+                            .fetch_max(moves, Ordering::Relaxed);
+                    }
+                    return Ok(true);
+                }
                 Placement::AlreadyPresent => return Ok(false),
                 Placement::Stale => return Err(NoRoom::Stale),
                 Placement::Superseded => return Err(NoRoom::Superseded),
@@ -741,10 +842,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// One breadth-first search from both of the key's buckets for a path to a free
-    /// slot, and the moves along it from the free end back. `Ok(true)`: a slot in one of
-    /// the key's buckets was freed (or was free); `Ok(false)`: a concurrent writer broke
-    /// the path, search again. The search only reads, so `Err` changed nothing.
-    fn make_room(&self, ready: &Ready, nodes: &mut Tree) -> Result<bool, NoRoom> {
+    /// slot, and the moves along it from the free end back. `Ok(Some(moves))`: a slot in
+    /// one of the key's buckets was freed by that many moves (or was free: 0);
+    /// `Ok(None)`: a concurrent writer broke the path, search again. The search only
+    /// reads, so `Err` changed nothing.
+    fn make_room(&self, ready: &Ready, nodes: &mut Tree) -> Result<Option<u32>, NoRoom> {
         let era = ready.word.era();
         nodes.clear();
         for view in ready.views {
@@ -758,10 +860,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for root in nodes.iter() {
             self.readable(root.bucket, ready)?;
             if self.bucket(root.bucket).contains(&0) {
-                return Ok(true);
+                return Ok(Some(0));
             }
         }
-        let limit = max_moves(B) as u8;
+        let limit = self.moves;
         let mut next = 0;
         let end = 'search: loop {
             let Some(&node) = nodes.get(next) else {
@@ -793,6 +895,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
         };
         // The moves, from the free end back to a root.
+        let moves = u32::from(nodes[end].depth);
         let mut node = end;
         let mut to_slot = None;
         while nodes[node].parent != ROOT {
@@ -807,11 +910,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 Some(slot) => slot,
                 None => match self.bucket(to).iter().position(|&c| c == 0) {
                     Some(slot) => slot,
-                    None => return Ok(false),
+                    None => return Ok(None),
                 },
             };
             let Some(partner) = self.partner(from, code, era).filter(|p| p.bucket == to) else {
-                return Ok(false);
+                return Ok(None);
             };
             let step = Move {
                 from,
@@ -822,12 +925,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 to_code: u64::from(partner.code),
             };
             if !self.apply(ready, step) {
-                return Ok(false);
+                return Ok(None);
             }
             to_slot = Some(from_slot);
             node = parent;
         }
-        Ok(true)
+        Ok(Some(moves))
     }
 
     /// Where `code` in bucket `index` goes at `era`, if it can be a code of that era:
@@ -858,7 +961,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             self.stripe_of(step.from, ready.word),
             self.stripe_of(step.to, ready.word),
         ];
-        let _guards = self.lock_pair(stripes);
+        let guards = self.lock_pair(stripes);
+        // A snapshot raised its count before it passed through every stripe lock, so a
+        // move that holds a lock taken after that sees it (as the core filter's moves).
+        if self.control.snapshots.load(Ordering::Relaxed) != 0 {
+            drop(guards);
+            self.wait_for_snapshots();
+            return false;
+        }
         if self.word() != ready.word
             || !stripes.iter().all(|&s| self.is_split(s))
             || self.slot(step.from, step.from_slot) != step.code
@@ -990,15 +1100,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         voids
     }
 
-    /// Doubles the table from the era in `seen`, if it is still current (if not,
-    /// another thread doubled it: true, look again). False past the last era, or if
-    /// the memory for the next one cannot be had; nothing changed then.
-    fn double(&self, seen: EraWord) -> bool {
+    /// Grows the table by `times` doublings from the era in `seen`, if it is still
+    /// current (if not, another thread grew it: true, look again). False if not even
+    /// one doubling was possible (past the last era, or no memory); nothing changed
+    /// then.
+    fn grow(&self, seen: EraWord, times: Era) -> bool {
         let _growing = self.control.growing.lock();
-        let word = self.word();
-        if word != seen {
+        if self.word() != seen {
             return true;
         }
+        (0..times).take_while(|_| self.double_locked()).count() > 0
+    }
+
+    /// One doubling, by the holder of the growth lock; false past the last era or
+    /// without the memory for it (nothing changed then).
+    fn double_locked(&self) -> bool {
+        let word = self.word();
         let era = word.era();
         if era >= self.max_era {
             return false;
@@ -1057,18 +1174,131 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         true
     }
 
+    // ----- snapshots, restoring, clearing -----
+
+    /// Holds the table still for a snapshot until the guard drops: no doubling starts
+    /// (the growth lock is held), every stripe is split to the current era first, and
+    /// kick moves wait. Plain inserts and removes go on, as in the core filter's
+    /// snapshot: it holds every key inserted before it began and not removed since.
+    pub(crate) fn pause_for_snapshot(&self) -> SnapshotGuard<'_, F, B> {
+        let growing = self.control.growing.lock();
+        let word = self.word();
+        for stripe in 0..word.stripes() {
+            if !self.is_split(stripe) {
+                self.split_stripe(stripe);
+            }
+        }
+        self.control.snapshots.fetch_add(1, Ordering::Relaxed);
+        // A move that held a lock before the count rose ends before its lock is passed.
+        for stripe in 0..word.stripes() {
+            drop(self.stripes.lock(stripe));
+        }
+        SnapshotGuard {
+            table: self,
+            era: word.era(),
+            _growing: growing,
+        }
+    }
+
+    /// Stripes at era 0.
+    pub(crate) fn first_stripes(&self) -> usize {
+        self.stripes.first()
+    }
+
+    /// Whether `code` can be a code of a table at `era` (every code knows the first
+    /// `f` bits of its stream: `era + len ≥ f`, module docs); a decoder refuses others.
+    pub(crate) fn code_fits(code: u64, era: Era) -> bool {
+        code == 0 || (code < 1 << F::BITS && (era == 0 || era + (code as u32).ilog2() >= F::BITS))
+    }
+
+    /// A table at `era` holding `words` (the buckets of every era in order, as
+    /// [`SnapshotGuard::words`] gives them; every stripe split), of `base_buckets` in
+    /// `first_stripes` at era 0, that may reach `max_era`. The caller has checked the
+    /// sizes (as [`new`](Self::new) needs them) and that `era ≤ max_era`.
+    pub(crate) fn restore(
+        base_buckets: u64,
+        first_stripes: usize,
+        max_era: Era,
+        era: Era,
+        words: &mut impl Iterator<Item = u64>,
+    ) -> Result<Self, TryReserveError> {
+        let table = Self::new(base_buckets, first_stripes, max_era)?;
+        if let Some(first) = table.tables.get(0) {
+            for (index, word) in words.take(first.words()).enumerate() {
+                first.store_word(index, word);
+            }
+        }
+        let mut stripes = first_stripes;
+        for past in 0..era {
+            let segment = Table::with_words(table.buckets(past) as usize, words.by_ref())?;
+            let _ = table
+                .tables
+                .publish(past as usize + 1, segment, table.max_era as usize);
+            let next = (2 * stripes)
+                .min(target_stripes(table.buckets(past + 1)))
+                .max(stripes);
+            if next > stripes {
+                table.stripes.append(stripes);
+            }
+            stripes = next;
+        }
+        let word = EraWord::new(era, stripes);
+        table.control.era.store(word.0, Ordering::Release);
+        for stripe in 0..stripes {
+            table.stripes.set_version(stripe, SPLIT, Ordering::Relaxed);
+        }
+        for index in 0..table.buckets(era) {
+            let codes = table
+                .bucket(index)
+                .iter()
+                .filter(|&&code| code != 0)
+                .count();
+            table
+                .stripes
+                .add_count(table.stripe_of(index, word), codes as isize);
+        }
+        Ok(table)
+    }
+
+    /// Empties the table, which keeps its era and its memory: under the growth lock and
+    /// every stripe lock, inside every stripe's seqlock window.
+    pub(crate) fn clear(&self) {
+        let _growing = self.control.growing.lock();
+        let word = self.word();
+        let stripes: Vec<usize> = (0..word.stripes()).collect();
+        let _guards: Vec<_> = stripes
+            .iter()
+            .filter_map(|&s| self.stripes.lock(s))
+            .collect();
+        self.stripes.while_writing(&stripes, true, || {
+            self.tables.iter().for_each(Table::clear);
+        });
+        self.stripes.reset_counts(word.stripes());
+    }
+
     /// Doubles now however full the table is (for tests and models); false past the
     /// last era.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn double_now(&self) -> bool {
-        self.double(self.word())
+        self.grow(self.word(), 1)
+    }
+
+    #[cold]
+    fn wait_for_snapshots(&self) {
+        let backoff = Backoff::new();
+        while self.control.snapshots.load(Ordering::Acquire) != 0 {
+            backoff.snooze();
+        }
     }
 
     /// Splits `stripe` to the current era if it is not split yet (for models).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn split_stripe_now(&self, stripe: usize) {
         self.split_stripe(stripe);
     }
 
     /// Both of `key`'s buckets at the current era and its fresh codes there.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn places(&self, key: Key) -> [(u64, u64); 2] {
         let era = self.era();
         self.sides(key).map(|side| {
@@ -1078,6 +1308,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// The stripe of `bucket` at the current era.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn stripe_of_now(&self, bucket: u64) -> usize {
         self.stripe_of(bucket, self.word())
     }

@@ -19,16 +19,12 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     ///
     /// If the memory cannot be had.
     pub fn new(base_buckets: u64, stripes: usize, max_doublings: u32) -> Self {
-        let table = ExpandTable::new(base_buckets, stripes, max_doublings).expect("memory");
-        Self(Chain::new(table, 1))
+        Self::linked(base_buckets, stripes, max_doublings, 1)
     }
 
-    /// A table sized for `items` at era 0 (at 95% load), doubling as often as its codes
-    /// pay for, then linking more.
     /// A chain of up to `max_links` links, the first as [`new`](Self::new) makes it.
     pub fn linked(base_buckets: u64, stripes: usize, max_doublings: u32, max_links: usize) -> Self {
-        let table = ExpandTable::new(base_buckets, stripes, max_doublings).expect("memory");
-        Self(Chain::new(table, max_links))
+        Self(Chain::with_links(base_buckets, stripes, max_doublings, max_links).expect("memory"))
     }
 
     /// Starts the next link now, however full the newest is; false past the last.
@@ -40,11 +36,12 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
         self.0.insert(hash, true)
     }
 
+    /// A table sized for `items` at era 0 (at 95% load), doubling as often as its codes
+    /// pay for, then linking more.
     pub fn with_capacity(items: usize) -> Self {
         let (buckets, stripes) = ExpandTable::<F, B>::sizes_for(items, 0.95);
         let doublings = ExpandTable::<F, B>::good_doublings();
-        let table = ExpandTable::new(buckets, stripes, doublings).expect("memory");
-        Self(Chain::new(table, MAX_LINKS))
+        Self(Chain::with_links(buckets, stripes, doublings, MAX_LINKS).expect("memory"))
     }
 
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {

@@ -1,5 +1,5 @@
-//! A cuckoo table that doubles in place: the design that replaces the chain of
-//! sub-filters in `growable.rs` (issue "Growth that keeps every promise").
+//! A cuckoo table that doubles in place: the table of the growable filter
+//! (`growable.rs`), which replaced the chain of sub-filters (`chained.rs`).
 //!
 //! - `scheme.rs`: the addressing scheme (below), pure functions shared by everything.
 //! - `model.rs`: the single-threaded reference table and chain of links (behind the
@@ -7,8 +7,8 @@
 //! - `engine.rs`: the concurrent table (lazy stripe-by-stripe splits), with
 //!   `segments.rs` (arrays that grow by appending) and `stripes.rs` (stripes that grow
 //!   with the table); `chain.rs`: its links. Driven alone, both hold the model's codes
-//!   slot for slot. Not yet behind a public type: `hooks.rs` exposes them to the loom
-//!   models and measurements as the hidden `DoublingTable`.
+//!   slot for slot. `hooks.rs` exposes them on pre-hashed keys to the loom models and
+//!   measurements as the hidden `DoublingTable` (`test-hooks` only).
 //!
 //! # What a doubling must do without keys
 //!
@@ -233,24 +233,17 @@
 //!   doubling (p), and two unique inserts of one key racing a link's start (q), each
 //!   with a mutation in `break_models.py`.
 //!
-//! Still to do: the public type (the growable filter on this engine), a format kind for
-//! its snapshots, the Redis module's data type, and stats. Measured on the engine so far
-//! (`examples/growth.rs`, subjects `inplace16` and `inplace8`): see BENCHMARKS.md,
-//! "Growth in place: the engine".
+//! The public type is `growable.rs`'s `GrowableCuckooFilter`; its snapshots are
+//! `format/growable.rs`. Measured: see BENCHMARKS.md, "Growth in place".
 
-// Not yet behind a public type: until then only the tests drive it, and parts of it
-// (sizes, memory, the bound) have no caller yet.
-#[allow(dead_code)]
 pub(crate) mod chain;
 #[cfg(test)]
 mod churn;
-#[allow(dead_code)]
 pub(crate) mod engine;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod hooks;
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) mod model;
 pub(crate) mod scheme;
-#[allow(dead_code)]
 mod segments;
-#[allow(dead_code)]
 mod stripes;

@@ -137,6 +137,18 @@ impl GrowingStripes {
             })
     }
 
+    /// Stripes at era 0.
+    pub(crate) fn first(&self) -> usize {
+        1 << self.first_log2
+    }
+
+    /// Sets the counts of stripes `0..len` to 0 (the caller holds every lock).
+    pub(crate) fn reset_counts(&self, len: usize) {
+        for writer in (0..len).filter_map(|s| self.writer(s)) {
+            writer.count.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// Adds `delta` (wrapping) to stripe `s`'s count; the caller holds its lock.
     #[inline]
     pub(crate) fn add_count(&self, s: usize, delta: isize) {

@@ -63,7 +63,7 @@ impl DumpChunks {
     /// The dump identity every chunk carries, which a loader uses to refuse a chunk of
     /// another dump (and which a transport that sends a header of its own ahead of the
     /// chunks can name there). For a [`CuckooFilter`] it is the CRC-32 that ends the
-    /// encoding; for a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), a CRC-32
+    /// encoding; for a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter), a CRC-32
     /// over the encoding's header and each sub-filter's own checksum.
     pub fn identity(&self) -> u32 {
         self.identity

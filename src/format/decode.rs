@@ -4,7 +4,7 @@
 use std::hash::BuildHasher;
 use std::io::Read;
 
-use super::header::{HasherId, Header};
+use super::header::{Common, HasherId, Header, u64_at};
 use super::{DecodeError, HEADER_LEN, TRAILER_LEN};
 use crate::filter::CuckooFilter;
 use crate::fingerprint::Fingerprint;
@@ -94,6 +94,35 @@ pub(crate) fn decode_raw<F: Fingerprint, const B: usize>(
         raw.stripes.set_count(stripe, count);
     }
     Ok((header, raw))
+}
+
+/// The bytes before the closing checksum of an encoding of kind 2 or 3, which must be
+/// exactly `total` bytes long and end in the CRC-32 of what comes before.
+pub(crate) fn checked_body(bytes: &[u8], total: u64) -> Result<&[u8], DecodeError> {
+    let found = bytes.len() as u64;
+    if found < total {
+        return Err(DecodeError::Truncated);
+    }
+    if found > total {
+        return Err(DecodeError::LengthMismatch {
+            expected: total,
+            found,
+        });
+    }
+    let (body, checksum) = bytes.split_at(bytes.len() - 4);
+    if crc32fast::hash(body).to_le_bytes() != checksum {
+        return Err(DecodeError::ChecksumMismatch);
+    }
+    Ok(body)
+}
+
+/// Reads one encoding of `kind` (2 or 3, whose headers give their whole length at
+/// offset 40) from a stream, exactly its bytes.
+pub(crate) fn read_kind(reader: impl Read, kind: u8) -> Result<Vec<u8>, DecodeError> {
+    read_encoding_of(reader, |header| {
+        let common = Common::parse(header, kind)?;
+        Ok(u64_at(common.bytes, 40))
+    })
 }
 
 /// An encoding read from a stream: the header first, checked, then exactly the bytes it

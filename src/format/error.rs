@@ -13,9 +13,9 @@ pub enum DecodeError {
     /// Written by a format version this build does not read.
     UnsupportedVersion(u16),
     /// An encoding of another kind of structure than the one asked for (a
-    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s snapshot, kind 2, given to
+    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s snapshot, kind 2, given to
     /// `CuckooFilter::from_bytes` or [`FilterView::new`](crate::FilterView::new); a
-    /// single filter's given to `GrowableCuckooFilter::from_bytes`), or of a kind this
+    /// single filter's given to `ChainedCuckooFilter::from_bytes`), or of a kind this
     /// build does not know.
     UnsupportedKind(u8),
     /// The header's fingerprint width or slots per bucket is not one this crate supports.
@@ -39,6 +39,9 @@ pub enum DecodeError {
     /// count, a stripe count that is not a power of two, a reserved field not 0, a word
     /// count that does not follow from the geometry).
     InvalidHeader(&'static str),
+    /// A growable filter's table holds a code its era cannot have (one that knows fewer
+    /// bits of its key's hash than every code there does).
+    InvalidCode,
     /// The input is longer or shorter than its header says.
     LengthMismatch {
         /// Bytes the header implies.
@@ -101,6 +104,7 @@ impl fmt::Display for DecodeError {
                 expected.0, expected.1, found.0, found.1
             ),
             Self::InvalidHeader(field) => write!(f, "invalid header field: {field}"),
+            Self::InvalidCode => f.write_str("a table holds a code no encoder writes"),
             Self::LengthMismatch { expected, found } => {
                 write!(
                     f,

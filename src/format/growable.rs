@@ -1,42 +1,68 @@
-//! Snapshots of a [`GrowableCuckooFilter`]: a header of kind 2, then each sub-filter as a
-//! complete single-filter encoding (its own header, table, count and checksum), oldest
-//! first, then a CRC-32 of everything before it.
+//! Snapshots of a [`GrowableCuckooFilter`]: a header of kind 3, each table (link) with
+//! its words in bucket order, then a CRC-32 of everything before it.
 //!
 //! | offset | size | field |
 //! |---|--:|---|
-//! | 0 | 24 | as a single filter's header, with kind 2 |
-//! | 24 | 4 | growth factor (at least 1) |
-//! | 28 | 4 | the most sub-filters (at least the count below) |
-//! | 32 | 4 | sub-filters that follow (at least 1) |
-//! | 36 | 4 | kick path limit, in moves (`u32::MAX`: the default) |
+//! | 0 | 24 | as a single filter's header, with kind 3 (fingerprint bits 8 or 16) |
+//! | 24 | 4 | doublings each table makes before the next starts |
+//! | 28 | 4 | the most doublings over all tables (`u32::MAX`: as many as the hash allows) |
+//! | 32 | 4 | tables that follow: 1 to 12 |
+//! | 36 | 1 | kick path bound, in moves |
+//! | 37 | 1 | doublings per growth: 1 to 8 |
+//! | 38 | 2 | reserved: 0 |
 //! | 40 | 8 | length of the whole encoding |
-//! | 48 | … | the sub-filters' encodings |
+//! | 48 | … | the tables, oldest first |
 //! | end − 4 | 4 | CRC-32 (IEEE) of every byte before it |
+//!
+//! Each table:
+//!
+//! | offset | size | field |
+//! |---|--:|---|
+//! | 0 | 8 | buckets before its first doubling `N0` |
+//! | 8 | 4 | writer stripes before its first doubling |
+//! | 12 | 4 | doublings `d` so far |
+//! | 16 | 8·W | the words of its `N0 · 2^d` buckets, in bucket order (`W` as a single filter's table of that many buckets) |
+//! | 16 + 8·W | 8 | codes stored: the occupied slots of the words above |
+//!
+//! A snapshot holds each table with every code moved to its last doubling (a migration
+//! under way is finished first), so the words are the table as the filter reads it.
+//! Every table but the last has made all its doublings, and each starts at twice the
+//! buckets of the one before: the decoder checks both, and every code's length against
+//! its table's doublings.
 
 use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
 use super::chunks::DumpChunks;
-use super::decode::{decode_raw, read_encoding_of};
-use super::header::{Common, HasherId, Header, KIND_GROWABLE, u32_at, u64_at};
+use super::decode::{checked_body, read_kind};
+use super::header::{Common, HasherId, KIND_GROWABLE, table_words, u32_at, u64_at};
 use super::{DecodeError, HEADER_LEN};
-use crate::fingerprint::Fingerprint;
-use crate::growable::{GrowableCuckooFilter, MAX_SUB_FILTERS_LIMIT};
+use crate::expand::chain::{Chain, MAX_LINKS};
+use crate::expand::engine::{ExpandTable, max_moves};
+use crate::expand::scheme::Scheme;
+use crate::fingerprint::GrowableFingerprint;
+use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::RawFilter;
 
-/// The growable filter's own fields, checked.
+/// Words sent per block: 64 KiB, as a single filter's snapshot.
+const BLOCK_WORDS: usize = 8 * 1024;
+
+/// Bytes of a table's record around its words.
+const TABLE_FIELDS: usize = 16 + 8;
+
+/// The growable filter's own header fields, checked.
 struct GrowableHeader {
     hasher: HasherId,
-    growth: u32,
-    max_sub_filters: u32,
-    sub_filters: u32,
-    max_kicks: u32,
+    link_doublings: u32,
+    max_doublings: u32,
+    links: u32,
+    moves: u8,
+    step: u8,
     total: u64,
 }
 
 impl GrowableHeader {
-    fn parse<F: Fingerprint, const B: usize>(bytes: &[u8]) -> Result<Self, DecodeError> {
+    fn parse<F: GrowableFingerprint, const B: usize>(bytes: &[u8]) -> Result<Self, DecodeError> {
         let common = Common::parse(bytes, KIND_GROWABLE)?;
         let found = (common.fingerprint_bits, common.slots);
         let expected = (F::BITS as u8, B as u8);
@@ -46,23 +72,31 @@ impl GrowableHeader {
         let bytes = common.bytes;
         let header = Self {
             hasher: common.hasher,
-            growth: u32_at(bytes, 24),
-            max_sub_filters: u32_at(bytes, 28),
-            sub_filters: u32_at(bytes, 32),
-            max_kicks: u32_at(bytes, 36),
+            link_doublings: u32_at(bytes, 24),
+            max_doublings: u32_at(bytes, 28),
+            links: u32_at(bytes, 32),
+            moves: bytes[36],
+            step: bytes[37],
             total: u64_at(bytes, 40),
         };
-        if header.growth == 0 {
+        // No table doubles more than 32 times (its codes' stream is 32 bits).
+        if header.link_doublings > 32 {
+            return Err(DecodeError::InvalidHeader("doublings"));
+        }
+        if !(1..=MAX_LINKS as u32).contains(&header.links) {
+            return Err(DecodeError::InvalidHeader("tables"));
+        }
+        if usize::from(header.moves) > max_moves(B) {
+            return Err(DecodeError::InvalidHeader("kick bound"));
+        }
+        if !(1..=8).contains(&header.step) {
             return Err(DecodeError::InvalidHeader("growth"));
         }
-        if header.sub_filters == 0
-            || header.sub_filters > header.max_sub_filters
-            || header.max_sub_filters as usize > MAX_SUB_FILTERS_LIMIT
-        {
-            return Err(DecodeError::InvalidHeader("sub-filters"));
+        if bytes[38..40] != [0, 0] {
+            return Err(DecodeError::InvalidHeader("reserved"));
         }
-        // Each sub-filter takes at least a header, one table word and a trailer.
-        let smallest = (HEADER_LEN + 4) as u64 + u64::from(header.sub_filters) * 68;
+        let smallest =
+            (HEADER_LEN + 4) as u64 + u64::from(header.links) * (TABLE_FIELDS as u64 + 8);
         if header.total < smallest {
             return Err(DecodeError::InvalidHeader("length"));
         }
@@ -70,14 +104,16 @@ impl GrowableHeader {
     }
 }
 
-impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFilter<F, B, S> {
-    /// Writes a snapshot of the filter and every sub-filter to `writer` (see
-    /// [`CuckooFilter::write_to`](crate::CuckooFilter::write_to) for what a snapshot
-    /// taken while other threads write holds: here, each sub-filter is copied in turn
-    /// with its kick moves paused, and a sub-filter added after the call began may be
-    /// left out, with the inserts that went to it).
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
+    GrowableCuckooFilter<F, B, S>
+{
+    /// Writes a snapshot of the filter to `writer` (see
+    /// [`CuckooFilter::write_to`](crate::CuckooFilter::write_to)): every key inserted
+    /// before the call and not removed is in it.
     ///
-    /// **Locking behaviour:** as `CuckooFilter::write_to`, one sub-filter at a time.
+    /// **Locking behaviour:** while it copies, the filter does not grow (an insert that
+    /// must double the table waits) and kick moves wait; plain inserts, removes and
+    /// lookups go on. A migration under way is finished first, by this call.
     ///
     /// # Errors
     ///
@@ -91,7 +127,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
     /// let mut file = Vec::new();
     /// filter.write_to(&mut file)?;
     /// let restored: GrowableCuckooFilter = GrowableCuckooFilter::read_from(file.as_slice())?;
-    /// assert_eq!(restored.sub_filters(), filter.sub_filters());
+    /// assert_eq!(restored.doublings(), filter.doublings());
     /// assert!(restored.contains_many(0..1_000u64).all(|hit| hit));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -114,24 +150,39 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
     /// [`CuckooFilter::dump_chunks`](crate::CuckooFilter::dump_chunks)); reassemble
     /// them with a [`ChunkLoader`](crate::ChunkLoader) and
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) of its
-    /// [`into_bytes`](crate::ChunkLoader::into_bytes).
+    /// [`into_bytes`](crate::ChunkLoader::into_bytes). The dump identity is the CRC-32
+    /// that ends the encoding.
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
         let encoding = self.to_bytes();
-        let identity = growable_identity(&encoding);
+        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
         DumpChunks::new(encoding, max_chunk_bytes, identity)
     }
 
     fn encode(&self, sink: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
-        let hasher = HasherId::of(self.hasher());
-        let subs: Vec<&RawFilter<F, B>> = self.subs().collect();
-        let total = HEADER_LEN + subs.iter().map(|sub| sub.encoded_len()).sum::<usize>() + 4;
+        let chain = self.chain();
+        let _links = chain.hold_links();
+        let tables: Vec<&ExpandTable<F, B>> = chain.tables().collect();
+        // Every table held at once: the eras, and so the length, stay as read.
+        let paused: Vec<_> = tables.iter().map(|t| t.pause_for_snapshot()).collect();
+        let words_of = |table: &ExpandTable<F, B>, era| {
+            table_words(F::BITS as u8, B as u8, table.buckets(era)) as usize
+        };
+        let total = HEADER_LEN
+            + tables
+                .iter()
+                .zip(&paused)
+                .map(|(table, guard)| TABLE_FIELDS + 8 * words_of(table, guard.era()))
+                .sum::<usize>()
+            + 4;
+        let first = tables[0];
         let mut header = [0u8; HEADER_LEN];
+        let hasher = HasherId::of(self.hasher());
         Common::write(&mut header, KIND_GROWABLE, F::BITS as u8, B as u8, hasher);
-        header[24..28].copy_from_slice(&(self.growth() as u32).to_le_bytes());
-        header[28..32].copy_from_slice(&(self.max_sub_filters() as u32).to_le_bytes());
-        header[32..36].copy_from_slice(&(subs.len() as u32).to_le_bytes());
-        let max_kicks = u32::try_from(self.max_kicks()).unwrap_or(u32::MAX);
-        header[36..40].copy_from_slice(&max_kicks.to_le_bytes());
+        header[24..28].copy_from_slice(&chain.link_doublings().to_le_bytes());
+        header[28..32].copy_from_slice(&chain.max_doublings().to_le_bytes());
+        header[32..36].copy_from_slice(&(tables.len() as u32).to_le_bytes());
+        header[36] = first.moves() as u8;
+        header[37] = first.step() as u8;
         header[40..48].copy_from_slice(&(total as u64).to_le_bytes());
         let mut crc = crc32fast::Hasher::new();
         let mut emit = |bytes: &[u8]| {
@@ -139,109 +190,138 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
             sink(bytes)
         };
         emit(&header)?;
-        for sub in subs {
-            sub.encode(hasher, &mut emit)?;
+        let mut block = Vec::with_capacity(BLOCK_WORDS * 8);
+        for (table, guard) in tables.iter().zip(&paused) {
+            let mut fields = [0u8; 16];
+            fields[0..8].copy_from_slice(&table.buckets(0).to_le_bytes());
+            fields[8..12].copy_from_slice(&(table.first_stripes() as u32).to_le_bytes());
+            fields[12..16].copy_from_slice(&guard.era().to_le_bytes());
+            emit(&fields)?;
+            let mut codes = 0u64;
+            for word in guard.words() {
+                codes += u64::from(codes_in(word, F::BITS));
+                block.extend_from_slice(&word.to_le_bytes());
+                if block.len() == block.capacity() {
+                    emit(&block)?;
+                    block.clear();
+                }
+            }
+            if !block.is_empty() {
+                emit(&block)?;
+                block.clear();
+            }
+            emit(&codes.to_le_bytes())?;
         }
+        drop(paused);
         let checksum = crc.finalize();
         sink(&checksum.to_le_bytes())
     }
 }
 
-/// The dump identity of a growable encoding: a CRC-32 over its header and each
-/// sub-filter record's own checksum.
-///
-/// The checksum that ends a growable encoding cannot name it. It covers records that
-/// each end in their own CRC-32, and a CRC-32 over a message followed by that message's
-/// CRC-32 is the same for every message of that length; so it depends only on the
-/// header and the records' lengths, and two filters of one shape share it.
-fn growable_identity(encoding: &[u8]) -> u32 {
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&encoding[..HEADER_LEN]);
-    let mut records = &encoding[HEADER_LEN..encoding.len() - 4];
-    // The encoding was just written, so every record parses; the loop stops at the end.
-    while let Ok((record, rest)) = split_record(records) {
-        crc.update(&record[record.len() - 4..]);
-        records = rest;
-    }
-    crc.finalize()
+/// The non-empty `bits`-bit slots of `word`.
+fn codes_in(word: u64, bits: u32) -> u32 {
+    let mask = (1u64 << bits) - 1;
+    (0..64 / bits)
+        .filter(|k| (word >> (k * bits)) & mask != 0)
+        .count() as u32
 }
 
-/// The sub-filter record at the start of `bytes` (its header says how long it is) and
-/// what follows it.
-fn split_record(bytes: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
-    let length = Header::parse(bytes)?.encoded_len();
-    match usize::try_from(length) {
-        Ok(length) if length <= bytes.len() => Ok(bytes.split_at(length)),
-        _ => Err(DecodeError::Truncated),
-    }
-}
-
-/// The sub-filters and settings of an encoding that must be exactly `bytes`.
-fn decode_growable<F: Fingerprint, const B: usize>(
+/// The chain of an encoding that must be exactly `bytes`, every field checked.
+fn decode_growable<F: GrowableFingerprint, const B: usize>(
     bytes: &[u8],
-) -> Result<(GrowableHeader, Vec<RawFilter<F, B>>), DecodeError> {
+) -> Result<(GrowableHeader, Chain<F, B>), DecodeError> {
     let header = GrowableHeader::parse::<F, B>(bytes)?;
-    let found = bytes.len() as u64;
-    if found < header.total {
-        return Err(DecodeError::Truncated);
-    }
-    if found > header.total {
-        return Err(DecodeError::LengthMismatch {
-            expected: header.total,
-            found,
-        });
-    }
-    let (body, checksum) = bytes.split_at(bytes.len() - 4);
-    if crc32fast::hash(body).to_le_bytes() != checksum {
-        return Err(DecodeError::ChecksumMismatch);
-    }
+    let body = checked_body(bytes, header.total)?;
     let mut rest = &body[HEADER_LEN..];
-    let mut subs = Vec::new();
-    for _ in 0..header.sub_filters {
-        let (record, after) = split_record(rest)?;
-        let (sub_header, mut sub) = decode_raw::<F, B>(record)?;
-        if sub_header.hasher != header.hasher {
-            return Err(DecodeError::InvalidHeader("sub-filter hasher"));
+    let mut tables: Vec<ExpandTable<F, B>> = Vec::new();
+    let per_link = header.link_doublings;
+    for link in 0..header.links {
+        let Some((fields, after)) = rest.split_first_chunk::<16>() else {
+            return Err(DecodeError::InvalidHeader("length"));
+        };
+        let base = u64_at(fields, 0);
+        let stripes = u32_at(fields, 8) as usize;
+        let era = u32_at(fields, 12);
+        if !ExpandTable::<F, B>::sizes_fit(base, stripes) {
+            return Err(DecodeError::InvalidHeader("table size"));
         }
-        sub.limit_kicks(header.max_kicks as usize);
-        subs.push(sub);
-        rest = after;
+        let spent = link * (per_link + 1);
+        if let Some(older) = tables.last() {
+            // A table starts twice the size of the one before at its last era.
+            if Some(base) != older.buckets(per_link).checked_mul(2) || spent > 64 {
+                return Err(DecodeError::InvalidHeader("table size"));
+            }
+        } else if per_link > Scheme::new(base, F::BITS).max_era() {
+            return Err(DecodeError::InvalidHeader("doublings"));
+        }
+        let Some(left) = header.max_doublings.checked_sub(spent) else {
+            return Err(DecodeError::InvalidHeader("doublings"));
+        };
+        let max_era = per_link.min(left).min(Scheme::new(base, F::BITS).max_era());
+        let last = link + 1 == header.links;
+        if era > max_era || (!last && era != per_link) {
+            return Err(DecodeError::InvalidHeader("doublings"));
+        }
+        let words = table_words(F::BITS as u8, B as u8, base << era) as usize;
+        let Some(record) = after.get(..8 * words + 8) else {
+            return Err(DecodeError::InvalidHeader("length"));
+        };
+        let (table_bytes, count) = record.split_at(8 * words);
+        let words = || {
+            table_bytes
+                .chunks_exact(8)
+                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+        };
+        let mut codes = 0u64;
+        for word in words() {
+            let mask = (1u64 << F::BITS) - 1;
+            for k in 0..64 / F::BITS {
+                let code = (word >> (k * F::BITS)) & mask;
+                if !ExpandTable::<F, B>::code_fits(code, era) {
+                    return Err(DecodeError::InvalidCode);
+                }
+                codes += u64::from(code != 0);
+            }
+        }
+        let recorded = u64::from_le_bytes(count.try_into().unwrap());
+        if recorded != codes {
+            return Err(DecodeError::CountMismatch {
+                recorded,
+                counted: codes,
+            });
+        }
+        // The input holds every table byte, so the allocation is no larger than it.
+        let mut table = ExpandTable::restore(base, stripes, max_era, era, &mut words())
+            .map_err(|_| DecodeError::OutOfMemory)?;
+        table.limit_moves(usize::from(header.moves));
+        table.set_step(u32::from(header.step));
+        tables.push(table);
+        rest = &after[record.len()..];
     }
     if !rest.is_empty() {
         return Err(DecodeError::InvalidHeader("length"));
     }
-    Ok((header, subs))
+    let chain = Chain::from_links(tables, per_link, header.max_doublings);
+    Ok((header, chain))
 }
 
-/// Reads one growable encoding from a stream, exactly its bytes.
-fn read_growable(reader: impl Read) -> Result<Vec<u8>, DecodeError> {
-    read_encoding_of(reader, |header| {
-        let common = Common::parse(header, KIND_GROWABLE)?;
-        Ok(u64_at(common.bytes, 40))
-    })
-}
-
-impl<F: Fingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultHashBuilder> {
+impl<F: GrowableFingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultHashBuilder> {
     /// Decodes a growable filter written with the default hasher (see
-    /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes)): its sub-filters,
-    /// growth factor, sub-filter limit and kick limit as they were.
+    /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes)): its tables,
+    /// doublings, limits and kick bound as they were.
     ///
     /// # Errors
     ///
     /// A [`DecodeError`] for anything but a whole, undamaged encoding of a growable
-    /// filter of this geometry; never a panic.
+    /// filter of this geometry; never a panic. A snapshot of a
+    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter) (kind 2) is
+    /// [`DecodeError::UnsupportedKind`]: decode it as one.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let (header, subs) = decode_growable::<F, B>(bytes)?;
+        let (header, chain) = decode_growable::<F, B>(bytes)?;
         let HasherId::Default(seed) = header.hasher else {
             return Err(DecodeError::CustomHasher);
         };
-        Ok(Self::from_parts(
-            subs,
-            header.growth as usize,
-            header.max_sub_filters as usize,
-            header.max_kicks as usize,
-            DefaultHashBuilder::with_seed(seed),
-        ))
+        Ok(Self::from_chain(chain, DefaultHashBuilder::with_seed(seed)))
     }
 
     /// Reads one growable filter's encoding from `reader`; see
@@ -251,11 +331,13 @@ impl<F: Fingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultHashBuild
     ///
     /// As `from_bytes`, and [`DecodeError::Io`] if reading fails.
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::from_bytes(&read_growable(reader)?)
+        Self::from_bytes(&read_kind(reader, KIND_GROWABLE)?)
     }
 }
 
-impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFilter<F, B, S> {
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
+    GrowableCuckooFilter<F, B, S>
+{
     /// Decodes a growable filter written with `hasher` (see
     /// [`CuckooFilter::from_bytes_with_hasher`](crate::CuckooFilter::from_bytes_with_hasher)).
     ///
@@ -264,17 +346,11 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
     /// As [`from_bytes`](GrowableCuckooFilter::from_bytes), and
     /// [`DecodeError::HasherMismatch`].
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
-        let (header, subs) = decode_growable::<F, B>(bytes)?;
+        let (header, chain) = decode_growable::<F, B>(bytes)?;
         if HasherId::of(&hasher) != header.hasher {
             return Err(DecodeError::HasherMismatch);
         }
-        Ok(Self::from_parts(
-            subs,
-            header.growth as usize,
-            header.max_sub_filters as usize,
-            header.max_kicks as usize,
-            hasher,
-        ))
+        Ok(Self::from_chain(chain, hasher))
     }
 
     /// Reads one growable filter's encoding from `reader`, hashing with `hasher`.
@@ -284,6 +360,6 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> GrowableCuckooFil
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(&read_growable(reader)?, hasher)
+        Self::from_bytes_with_hasher(&read_kind(reader, KIND_GROWABLE)?, hasher)
     }
 }

@@ -11,8 +11,11 @@ use crate::hash::DefaultHashBuilder;
 /// Kind byte of a single [`CuckooFilter`](crate::CuckooFilter).
 pub(crate) const KIND_FILTER: u8 = 1;
 
+/// Kind byte of a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter).
+pub(crate) const KIND_CHAINED: u8 = 2;
+
 /// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
-pub(crate) const KIND_GROWABLE: u8 = 2;
+pub(crate) const KIND_GROWABLE: u8 = 3;
 
 pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
@@ -126,7 +129,7 @@ pub(crate) struct Header {
 
 /// Table words of `buckets` buckets of `slots` fingerprints of `bits` bits (32-bit
 /// buckets share a word in pairs; larger ones span 1 to 4 words).
-fn table_words(bits: u8, slots: u8, buckets: u64) -> u64 {
+pub(crate) fn table_words(bits: u8, slots: u8, buckets: u64) -> u64 {
     let bucket_bits = u64::from(bits) * u64::from(slots);
     if bucket_bits < 64 {
         buckets / (64 / bucket_bits)

@@ -196,7 +196,7 @@ impl<'a> FilterView<'a> {
     /// As [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), except that no
     /// geometry is a [`DecodeError::GeometryMismatch`]: among others,
     /// [`DecodeError::UnsupportedKind`] for a snapshot of another structure (a
-    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s is kind 2),
+    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s is kind 2),
     /// [`DecodeError::UnsupportedGeometry`] for a geometry this crate does not build,
     /// [`DecodeError::CustomHasher`] for a filter written with another hasher (open it
     /// with [`with_hasher`](FilterView::with_hasher)). Never a panic.

@@ -337,7 +337,7 @@ pub struct PeerDef {
 /// negative from any of them fails the run.
 pub fn is_ours(name: &str) -> bool {
     // Not `ours-growable`: in a chain of sub-filters a remove can take another key's
-    // false match in another sub-filter (see `GrowableCuckooFilter::remove`), so its
+    // false match in another sub-filter (see `ChainedCuckooFilter::remove`), so its
     // mixed runs report false negatives at about the false-positive rate.
     name == ours::DEF.name || name == ours::BATCHED.name
 }

@@ -3,7 +3,7 @@
 //! beside `scalable-grown`, the single-threaded `scalable_cuckoo_filter` started the same
 //! way.
 
-use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use concurrent_cuckoo_filter::ChainedCuckooFilter;
 
 use crate::keys::Probe;
 
@@ -14,17 +14,17 @@ pub const FIRST_SHARE: usize = 8;
 
 pub const DEF: PeerDef = PeerDef {
     name: "ours-growable",
-    about: "GrowableCuckooFilter, 16-bit x 4, first capacity --items/8, doubling (4 sub-filters when full)",
+    about: "ChainedCuckooFilter, 16-bit x 4, first capacity --items/8, doubling (4 sub-filters when full)",
     build,
 };
 
 fn build(s: &Sizing) -> Box<dyn Filter> {
-    Box::new(Shared(Growable(GrowableCuckooFilter::with_capacity(
+    Box::new(Shared(Growable(ChainedCuckooFilter::with_capacity(
         (s.items / FIRST_SHARE).max(1),
     ))))
 }
 
-struct Growable(GrowableCuckooFilter);
+struct Growable(ChainedCuckooFilter);
 
 impl Concurrent for Growable {
     fn caps(&self) -> Caps {
