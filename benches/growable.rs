@@ -1,7 +1,7 @@
 //! A grown filter against one sized for its keys from the start, in one run.
 //!
-//! Group `growable/<size>`: `size` keys inserted into a `ChainedCuckooFilter` whose first
-//! sub-filter holds `size / 8` (so it doubles three times: 4 sub-filters) and into a
+//! Group `growable/<size>`: `size` keys inserted into a `GrowableCuckooFilter` whose first
+//! table holds `size / 8` (so it doubles in place three times) and into a
 //! `CuckooFilter` with capacity `size`; then lookups one key at a time, positive and
 //! negative, on each. The inserts are timed as whole fills (one element = one insert).
 //!
@@ -16,7 +16,7 @@ mod sizes;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use concurrent_cuckoo_filter::{ChainedCuckooFilter, CuckooFilter};
+use concurrent_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use sizes::sizes;
 
@@ -45,7 +45,7 @@ fn growable(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let filter = ChainedCuckooFilter::with_capacity(items / 8);
+                    let filter = GrowableCuckooFilter::with_capacity(items / 8);
                     let start = Instant::now();
                     filter.insert_many((0..n).map(key)).unwrap();
                     total += start.elapsed();
@@ -66,13 +66,13 @@ fn growable(c: &mut Criterion) {
             });
         });
 
-        let grown = ChainedCuckooFilter::with_capacity(items / 8);
+        let grown = GrowableCuckooFilter::with_capacity(items / 8);
         grown.insert_many((0..n).map(key)).unwrap();
         let presized = CuckooFilter::with_capacity(items);
         presized.insert_many((0..n).map(key)).unwrap();
         eprintln!(
-            "growable/{label}: {} sub-filters, {:.2} bits per item grown, {:.2} presized",
-            grown.sub_filters(),
+            "growable/{label}: {} doublings, {:.2} bits per item grown, {:.2} presized",
+            grown.doublings(),
             8.0 * grown.memory_usage() as f64 / n as f64,
             8.0 * presized.memory_usage() as f64 / n as f64,
         );

@@ -16,7 +16,7 @@
 //!
 //! Each row is a `CuckooFilter` with keys from splitmix64: lookups of the keys inserted
 //! (positive) and of others (negative), and the inserts that filled it (a fresh filter
-//! each round), plus positive lookups of a `ChainedCuckooFilter` and a `RecentFilter`
+//! each round), plus positive lookups of a `GrowableCuckooFilter` and a `RecentFilter`
 //! holding the same keys. The thread is pinned to one core; the paths take turns within
 //! each round, first one then the other, and the table gives the median ns per operation
 //! over the rounds with the lowest and highest beside it.
@@ -28,7 +28,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
-use concurrent_cuckoo_filter::{ChainedCuckooFilter, CuckooFilter, RecentFilter};
+use concurrent_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter, RecentFilter};
 
 use crate::count::parse_count;
 
@@ -58,12 +58,12 @@ impl Filter for CuckooFilter {
     }
 }
 
-impl Filter for ChainedCuckooFilter {
+impl Filter for GrowableCuckooFilter {
     fn contains(&self, key: u64) -> bool {
-        ChainedCuckooFilter::contains(self, &key)
+        GrowableCuckooFilter::contains(self, &key)
     }
     fn insert(&self, key: u64) -> bool {
-        ChainedCuckooFilter::insert(self, &key).is_ok()
+        GrowableCuckooFilter::insert(self, &key).is_ok()
     }
 }
 
@@ -155,7 +155,7 @@ fn main() {
         let positives = keys(n, 1);
         let negatives = keys(n, 0x5EED_0000_0000_0001);
         let filter = CuckooFilter::with_capacity(n);
-        let growable = ChainedCuckooFilter::with_capacity(n);
+        let growable = GrowableCuckooFilter::with_capacity(n);
         let recent = RecentFilter::with_window(n);
         for &key in &positives {
             filter.insert(&key).expect("sized for the keys");

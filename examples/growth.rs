@@ -1,10 +1,9 @@
 //! Every goal of the growth issue ("Growth that keeps every promise"), measured in one
-//! process, for any growable filter behind the local trait [`Subject`]: today's
-//! `ChainedCuckooFilter` (a chain of sub-filters) at 16 and 8 bits, and
-//! `scalable_cuckoo_filter`, and the table that doubles in place (`src/expand/`, through
-//! its hidden test-hooks type until the growable filter runs on it: `inplace16`,
-//! `inplace8`), each against itself sized for its keys from the start and against the
-//! crate's fixed `CuckooFilter`.
+//! process, for any growable filter behind the local trait [`Subject`]: the crate's
+//! `GrowableCuckooFilter` (its table doubles in place: `growable16`, `growable8`), the
+//! chain of sub-filters it replaced, `ChainedCuckooFilter` (`chained16`, `chained8`),
+//! and `scalable_cuckoo_filter`, each against itself sized for its keys from the start
+//! and against the crate's fixed `CuckooFilter`.
 //!
 //! ```text
 //! cargo run --release --example growth -- <scenario> [options]
@@ -18,7 +17,7 @@
 //! cargo run --release --example growth -- all      # everything (7 minutes on 2 busy cores)
 //!
 //! options: --items 8M  --first 1000  --probes 2M  --rounds R  --chunk 1024
-//!          --filters growable16,growable8,scalable,inplace16,inplace8
+//!          --filters growable16,growable8,chained16,chained8,scalable
 //!          --doublings 12  --negatives 1M  --seed 1
 //! ```
 //!
@@ -61,13 +60,14 @@
 //!   With two busy threads on two cores, the largest latencies include the scheduler's
 //!   preemptions. Only the crate's filters: `scalable_cuckoo_filter` is single-threaded.
 //! - **fpr**: from `--first`, insert until the filter has grown `d` times and the part
-//!   inserts go to (the newest sub-filter; `Stats::sub_filters`, last) is 90% full,
+//!   inserts go to (the newest table or sub-filter) is 90% full,
 //!   then count false positives among `--negatives` (1M) keys never inserted, for
 //!   `d = 0..=--doublings` (12); beside it the filter's own `false_positive_bound()`
 //!   (for `scalable_cuckoo_filter`, its configured target ε). A row says "grew first"
 //!   when the filter grew again before that point.
 //!
-//! Growth counts come from `sub_filters()` (minus 1): each growth of the chain adds a
+//! Growth counts are `doublings()` for the crate's growable filter (a new table counts
+//! as one) and `sub_filters()` minus 1 for the chain: each of its growths adds a
 //! sub-filter. Keys are distinct (a bijective mix of an index), so every negative key is
 //! absent and every false positive is real.
 
@@ -80,10 +80,9 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use std::hash::BuildHasher;
 
 use concurrent_cuckoo_filter::{
-    ChainedCuckooFilter, CuckooFilter, DefaultHashBuilder, DoublingTable, Fingerprint,
+    ChainedCuckooFilter, CuckooFilter, Fingerprint, GrowableCuckooFilter, GrowableFingerprint,
 };
 use scalable_cuckoo_filter::ScalableCuckooFilter;
 
@@ -111,7 +110,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "growable16,growable8,scalable,inplace16,inplace8"
+        default_value = "growable16,growable8,chained16,chained8,scalable"
     )]
     filters: Vec<Kind>,
     /// Keys per `contains_many` call in the batched lookups.
@@ -148,16 +147,16 @@ enum Scenario {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Kind {
-    /// `ChainedCuckooFilter<u16>` (the default filter).
+    /// `GrowableCuckooFilter<u16>` (the default filter).
     Growable16,
-    /// `ChainedCuckooFilter<u8>`.
+    /// `GrowableCuckooFilter<u8>`.
     Growable8,
+    /// `ChainedCuckooFilter<u16>`, the chain of sub-filters it replaced.
+    Chained16,
+    /// `ChainedCuckooFilter<u8>`.
+    Chained8,
     /// `scalable_cuckoo_filter::ScalableCuckooFilter` (single-threaded).
     Scalable,
-    /// The table that doubles in place, 16 bits (not yet behind a public type).
-    Inplace16,
-    /// The same, 8 bits.
-    Inplace8,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -223,8 +222,8 @@ trait Shared: Subject + Sync {
 /// [`Lookup`] and [`Shared`] for the crate's two filter types, whose methods of the same
 /// names do the same.
 macro_rules! lookup_and_shared {
-    ($filter:ident) => {
-        impl<F: Fingerprint> Lookup for $filter<F> {
+    ($filter:ident, $bound:ident) => {
+        impl<F: $bound> Lookup for $filter<F> {
             #[inline(never)]
             fn contains(&self, key: u64) -> bool {
                 $filter::contains(self, &key)
@@ -237,7 +236,7 @@ macro_rules! lookup_and_shared {
             }
         }
 
-        impl<F: Fingerprint> Shared for $filter<F> {
+        impl<F: $bound> Shared for $filter<F> {
             #[inline(never)]
             fn insert_shared(&self, key: u64) -> bool {
                 $filter::insert(self, &key).is_ok()
@@ -246,8 +245,51 @@ macro_rules! lookup_and_shared {
     };
 }
 
-lookup_and_shared!(ChainedCuckooFilter);
-lookup_and_shared!(CuckooFilter);
+lookup_and_shared!(GrowableCuckooFilter, GrowableFingerprint);
+lookup_and_shared!(ChainedCuckooFilter, Fingerprint);
+lookup_and_shared!(CuckooFilter, Fingerprint);
+
+impl<F: GrowableFingerprint> Subject for GrowableCuckooFilter<F> {
+    fn label() -> String {
+        format!("GrowableCuckooFilter<u{}>", F::BITS)
+    }
+    fn fingerprint_bits() -> u32 {
+        F::BITS
+    }
+    fn with_capacity(items: usize) -> Self {
+        GrowableCuckooFilter::builder()
+            .capacity(items)
+            .fingerprint::<F>()
+            .build()
+            .expect("a growable filter")
+    }
+    fn reference(items: usize) -> Box<dyn Shared> {
+        Box::new(<CuckooFilter<F> as Subject>::with_capacity(items))
+    }
+    #[inline(never)]
+    fn insert(&mut self, key: u64) -> bool {
+        GrowableCuckooFilter::insert(self, &key).is_ok()
+    }
+    fn remove(&mut self, key: u64) -> bool {
+        GrowableCuckooFilter::remove(self, &key)
+    }
+    fn len(&self) -> usize {
+        GrowableCuckooFilter::len(self)
+    }
+    fn memory_usage(&self) -> usize {
+        GrowableCuckooFilter::memory_usage(self)
+    }
+    fn growths(&self) -> usize {
+        // Doublings, a new table counting as one (it has twice the buckets).
+        self.doublings() as usize
+    }
+    fn false_positive_bound(&self) -> f64 {
+        GrowableCuckooFilter::false_positive_bound(self)
+    }
+    fn newest_load(&self) -> f64 {
+        self.load_factor()
+    }
+}
 
 impl<F: Fingerprint> Subject for ChainedCuckooFilter<F> {
     fn label() -> String {
@@ -334,83 +376,6 @@ impl<F: Fingerprint> Subject for CuckooFilter<F> {
     }
     fn newest_load(&self) -> f64 {
         self.load_factor()
-    }
-}
-
-/// The table that doubles in place (`src/expand/`), before the growable filter runs on
-/// it: its hidden test-hooks type, with the crate's default hasher in front, as the
-/// growable filter will have.
-struct InPlace<F: Fingerprint> {
-    table: DoublingTable<F, 4>,
-    hasher: DefaultHashBuilder,
-}
-
-impl<F: Fingerprint> InPlace<F> {
-    fn hash(&self, key: u64) -> u64 {
-        self.hasher.hash_one(key)
-    }
-}
-
-impl<F: Fingerprint> Lookup for InPlace<F> {
-    #[inline(never)]
-    fn contains(&self, key: u64) -> bool {
-        self.table.contains_hash(self.hash(key))
-    }
-    /// No batch call yet: one key at a time.
-    #[inline(never)]
-    fn contains_many(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&&key| self.table.contains_hash(self.hash(key)))
-            .count()
-    }
-}
-
-impl<F: Fingerprint> Shared for InPlace<F> {
-    #[inline(never)]
-    fn insert_shared(&self, key: u64) -> bool {
-        self.table.insert_hash(self.hash(key)).is_ok()
-    }
-}
-
-impl<F: Fingerprint> Subject for InPlace<F> {
-    fn label() -> String {
-        format!("in place, engine (u{})", F::BITS)
-    }
-    fn fingerprint_bits() -> u32 {
-        F::BITS
-    }
-    fn with_capacity(items: usize) -> Self {
-        Self {
-            table: DoublingTable::with_capacity(items),
-            hasher: DefaultHashBuilder::new(),
-        }
-    }
-    fn reference(items: usize) -> Box<dyn Shared> {
-        Box::new(<CuckooFilter<F> as Subject>::with_capacity(items))
-    }
-    #[inline(never)]
-    fn insert(&mut self, key: u64) -> bool {
-        self.insert_shared(key)
-    }
-    fn remove(&mut self, key: u64) -> bool {
-        self.table.remove_hash(self.hash(key))
-    }
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-    fn memory_usage(&self) -> usize {
-        // The hasher lives in the wrapper, as it will in the public type.
-        self.table.memory_usage() + std::mem::size_of::<DefaultHashBuilder>()
-    }
-    fn growths(&self) -> usize {
-        // Doublings, a new link counting as one (it has twice the buckets).
-        self.table.era() as usize
-    }
-    fn false_positive_bound(&self) -> f64 {
-        self.table.false_positive_bound()
-    }
-    fn newest_load(&self) -> f64 {
-        self.table.newest_load()
     }
 }
 
@@ -701,11 +666,11 @@ macro_rules! for_each_filter {
     ($kinds:expr, $scenario:ident ( $($arg:expr),* )) => {
         for kind in $kinds {
             match kind {
-                Kind::Growable16 => $scenario::<ChainedCuckooFilter<u16>>($($arg),*),
-                Kind::Growable8 => $scenario::<ChainedCuckooFilter<u8>>($($arg),*),
+                Kind::Growable16 => $scenario::<GrowableCuckooFilter<u16>>($($arg),*),
+                Kind::Growable8 => $scenario::<GrowableCuckooFilter<u8>>($($arg),*),
+                Kind::Chained16 => $scenario::<ChainedCuckooFilter<u16>>($($arg),*),
+                Kind::Chained8 => $scenario::<ChainedCuckooFilter<u8>>($($arg),*),
                 Kind::Scalable => $scenario::<Scalable>($($arg),*),
-                Kind::Inplace16 => $scenario::<InPlace<u16>>($($arg),*),
-                Kind::Inplace8 => $scenario::<InPlace<u8>>($($arg),*),
             }
         }
     };
@@ -1232,11 +1197,11 @@ fn main() {
         println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for kind in &concurrent {
             match kind {
-                Kind::Growable16 => pause::<ChainedCuckooFilter<u16>>(&args, &s),
-                Kind::Growable8 => pause::<ChainedCuckooFilter<u8>>(&args, &s),
+                Kind::Growable16 => pause::<GrowableCuckooFilter<u16>>(&args, &s),
+                Kind::Growable8 => pause::<GrowableCuckooFilter<u8>>(&args, &s),
+                Kind::Chained16 => pause::<ChainedCuckooFilter<u16>>(&args, &s),
+                Kind::Chained8 => pause::<ChainedCuckooFilter<u8>>(&args, &s),
                 Kind::Scalable => unreachable!("single-threaded"),
-                Kind::Inplace16 => pause::<InPlace<u16>>(&args, &s),
-                Kind::Inplace8 => pause::<InPlace<u8>>(&args, &s),
             }
         }
     }

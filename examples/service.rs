@@ -1,7 +1,7 @@
 //! A service that keeps one shared, growing filter across restarts.
 //!
 //! Worker threads (default: one per core) serve a stream of requests against one
-//! `ChainedCuckooFilter` that starts small: lookups of keys acknowledged earlier (which
+//! `GrowableCuckooFilter` that starts small: lookups of keys acknowledged earlier (which
 //! must be found) and of keys never inserted, inserts of new keys, and inserts and
 //! removes of short-lived keys. A background thread writes a snapshot every few
 //! seconds: into a temporary file beside the real one, `fsync`ed, then renamed over it,
@@ -30,7 +30,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use concurrent_cuckoo_filter::ChainedCuckooFilter;
+use concurrent_cuckoo_filter::GrowableCuckooFilter;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser, Debug)]
@@ -48,7 +48,7 @@ struct Args {
     /// Milliseconds between snapshots.
     #[arg(long, default_value_t = 2_000)]
     snapshot_every_ms: u64,
-    /// Keys the first sub-filter holds; it grows past that.
+    /// Keys the first table holds; it doubles past that.
     #[arg(long, default_value_t = 100_000)]
     initial_capacity: usize,
     /// Percent of requests that insert a new durable key.
@@ -70,7 +70,7 @@ struct Args {
 /// count, and the filter's own encoding (which carries its own checksum).
 const FILE_MAGIC: &[u8; 8] = b"CCSVC\x00\x00\x01";
 
-type Filter = ChainedCuckooFilter;
+type Filter = GrowableCuckooFilter;
 
 fn durable(worker: u64, n: u64) -> u64 {
     (worker << 40) | n
@@ -170,8 +170,8 @@ fn main() -> io::Result<()> {
             let missing = check(&acknowledged, &filter);
             let keys: u64 = acknowledged.iter().sum();
             println!(
-                "RESTORED keys={keys} missing={missing} sub_filters={} len={}",
-                filter.sub_filters(),
+                "RESTORED keys={keys} missing={missing} doublings={} len={}",
+                filter.doublings(),
                 filter.len()
             );
             if missing > 0 {
@@ -254,7 +254,7 @@ fn main() -> io::Result<()> {
         let every = Duration::from_millis(args.snapshot_every_ms);
         let mut next = Instant::now() + every;
         let (mut last_requests, mut last_time) = (0u64, Instant::now());
-        let mut subs = filter.sub_filters();
+        let mut subs = filter.doublings();
         let mut snapshots = 0u64;
         while Instant::now() < deadline {
             thread::sleep(Duration::from_millis(50).min(every));
@@ -262,15 +262,12 @@ fn main() -> io::Result<()> {
             let served = requests.load(Ordering::Relaxed);
             let rate = (served - last_requests) as f64 / (now - last_time).as_secs_f64();
             (last_requests, last_time) = (served, now);
-            if filter.sub_filters() != subs {
-                subs = filter.sub_filters();
-                progress.println(format!(
-                    "grew to {subs} sub-filters ({} keys)",
-                    filter.len()
-                ));
+            if filter.doublings() != subs {
+                subs = filter.doublings();
+                progress.println(format!("grew to {subs} doublings ({} keys)", filter.len()));
             }
             progress.set_message(format!(
-                "{:.2} M requests/s, {} keys, {subs} sub-filters, {snapshots} snapshots",
+                "{:.2} M requests/s, {} keys, {subs} doublings, {snapshots} snapshots",
                 rate / 1e6,
                 filter.len()
             ));
@@ -298,10 +295,10 @@ fn main() -> io::Result<()> {
             );
             io::stdout().flush().ok();
             progress.println(format!(
-                "snapshot {snapshots}: {:.1} ms, {} keys in {} sub-filters",
+                "snapshot {snapshots}: {:.1} ms, {} keys, {} doublings",
                 took.as_secs_f64() * 1e3,
                 filter.len(),
-                filter.sub_filters()
+                filter.doublings()
             ));
             snapshots += 1;
         }
@@ -320,11 +317,11 @@ fn main() -> io::Result<()> {
     let served = requests.load(Ordering::Relaxed);
     let missed = false_negatives.load(Ordering::Relaxed);
     println!(
-        "SUMMARY requests={served} seconds={} keys={} sub_filters={} false_negatives={missed} \
+        "SUMMARY requests={served} seconds={} keys={} doublings={} false_negatives={missed} \
          during_snapshot_median_ns={median} during_snapshot_max_ns={max} otherwise_max_ns={otherwise_max}",
         args.seconds,
         filter.len(),
-        filter.sub_filters()
+        filter.doublings()
     );
     if missed > 0 {
         std::process::exit(1);

@@ -266,6 +266,15 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
         self.chain.capacity()
     }
 
+    /// How full the table that inserts go to is: its codes ÷ its slots. The filter
+    /// doubles when an insert finds no room, which happens from about 95% (4 slots) on.
+    /// Cheap: it sums the writer stripes' counts, reading no slot.
+    pub fn load_factor(&self) -> f64 {
+        self.chain
+            .newest_table()
+            .map_or(0.0, |table| table.len() as f64 / table.capacity() as f64)
+    }
+
     /// Times the table doubled so far (a new link counts as one: it has twice the
     /// buckets of the table before).
     pub fn doublings(&self) -> u32 {
@@ -277,6 +286,15 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// size (2^32 buckets) or the hash's bits run out first.
     pub fn max_doublings(&self) -> u32 {
         self.chain.reachable_doublings()
+    }
+
+    /// Bytes the tables would hold once the filter has doubled `doublings` times (their
+    /// stripes and control blocks aside, under 1% more), whatever its
+    /// [`max_doublings`](GrowableBuilder::max_doublings): for a host that bounds a
+    /// filter's memory by building it with the doublings that fit. `None` past the
+    /// doublings its size and the hash allow.
+    pub fn table_bytes_after(&self, doublings: u32) -> Option<u128> {
+        self.chain.table_bytes_after(doublings)
     }
 
     /// The growth factor: each growth multiplies the buckets by this (a power of two).

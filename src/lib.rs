@@ -113,13 +113,13 @@
 //! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
 //! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
 //! `builder` (the public API), `exclusive` ([`ExclusiveFilter`]: the operations without
-//! locks for the holder of the only reference), `growable` ([`ChainedCuckooFilter`]),
-//! `expand` (the table
-//! that doubles in place: its scheme and reference model, with the design, behind the
-//! `test-hooks` feature until its engine replaces `growable`), `recent`
+//! locks for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]) on
+//! `expand` (the table that doubles in place: its scheme, its concurrent engine and
+//! links, and the reference model, with the design), `chained`
+//! ([`ChainedCuckooFilter`], the chain of sub-filters it replaced), `recent`
 //! ([`RecentFilter`]: generation tags, the slide, its builder), `stats`
 //! ([`Stats`]), `format` (snapshots: header, encode, decode, chunks, [`FilterView`],
-//! growable records, serde), and `sync` (the single std/loom switch, and the prefetch
+//! chained and growable records, serde), and `sync` (the single std/loom switch, and the prefetch
 //! hint).
 //!
 //! # Persistence and growth
@@ -128,8 +128,8 @@
 //! `from_bytes`, [`dump_chunks`](CuckooFilter::dump_chunks) with a [`ChunkLoader`],
 //! serde with the `serde` feature, a zero-copy [`FilterView`]) keep a filter across
 //! restarts in a versioned, checksummed format, snapshotted while other threads write;
-//! [`ChainedCuckooFilter`] adds larger sub-filters instead of refusing inserts. See the
-//! README's "Persistence and growth".
+//! [`GrowableCuckooFilter`] doubles its table in place instead of refusing inserts. See
+//! the README's "Persistence and growth".
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -15,7 +15,7 @@ use crate::value::{CreateError, CuckooKey, KeyValue, Settings};
 
 const FULL: &str = "Filter is full";
 const MAX_EXPANSIONS: &str = "Maximum expansions reached";
-const MAX_EXPANSIONS_FOR_MEMORY: &str = "Maximum expansions reached: another sub-filter would pass \
+const MAX_EXPANSIONS_FOR_MEMORY: &str = "Maximum expansions reached: another expansion would pass \
      cuckoofilter.max-filter-bytes";
 const NOT_FOUND: &str = "ERR not found";
 const LOADING: &str = "ERR the filter is still being loaded with CF.LOADCHUNK";
@@ -233,9 +233,11 @@ fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, Red
             count(&COUNTERS.inserts_refused, 1);
             // A filter that may grow but has all its sub-filters says so, as RedisBloom
             // does; one made never to grow (EXPANSION 0) is simply full.
-            let limit = filter.settings.expansion > 0 && filter.at_sub_filter_limit();
+            let limit = filter.settings.expansion > 0 && filter.at_growth_limit();
             Err(RedisError::Str(match limit {
-                true if filter.bounded_by_memory() => MAX_EXPANSIONS_FOR_MEMORY,
+                true if filter.bounded_by_memory(current(&config::MAX_FILTER_BYTES)) => {
+                    MAX_EXPANSIONS_FOR_MEMORY
+                }
                 true => MAX_EXPANSIONS,
                 false => FULL,
             }))
@@ -425,7 +427,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         let fields = [
             ("Size", int(filter.memory_usage() as u64)),
             ("Number of buckets", int(filter.buckets() as u64)),
-            ("Number of filters", int(filter.sub_filters() as u64)),
+            ("Number of filters", int(filter.growth().filters as u64)),
             ("Number of items inserted", int(filter.len() as u64)),
             ("Number of items deleted", int(settings.deleted)),
             // The requested bucket size, as RedisBloom reports it; the served one is
@@ -586,12 +588,12 @@ pub fn debug(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             filter.buckets(),
             filter.len(),
             settings.deleted,
-            filter.sub_filters(),
+            filter.growth().filters,
             settings.max_iterations,
             settings.expansion,
             filter.slots(),
             filter.fingerprint_bits(),
-            filter.max_sub_filters(),
+            filter.growth().max_filters,
         )))
     })
 }

@@ -1,24 +1,37 @@
 //! What a `CF.*` key holds: a filter in one of the four geometries (8- or 16-bit
 //! fingerprints, 4 or 8 slots per bucket) with the settings and counters `CF.INFO`
 //! reports, or a filter still arriving through `CF.LOADCHUNK`.
+//!
+//! Every key made now holds a `GrowableCuckooFilter`, whose table doubles in place.
+//! A key loaded from a record written before (RDB encoding versions 0 and 1, or a
+//! dump of then) holds the `ChainedCuckooFilter` it was saved as: its fingerprints lack
+//! the hash bits a table that doubles in place addresses by, so it cannot be
+//! converted. It answers and grows as it did.
 
 use std::sync::Mutex;
 
 use concurrent_cuckoo_filter::{
-    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, InsertError,
+    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks,
+    GrowableCuckooFilter, GrowableFingerprint, InsertError, MAX_GROWTH,
 };
 
 use crate::dump::{Dump, PartialLoad};
 
 /// The filter of one key.
 pub enum Filter {
-    Fp16x4(ChainedCuckooFilter<u16, 4>),
-    Fp16x8(ChainedCuckooFilter<u16, 8>),
-    Fp8x4(ChainedCuckooFilter<u8, 4>),
-    Fp8x8(ChainedCuckooFilter<u8, 8>),
+    Fp16x4(GrowableCuckooFilter<u16, 4>),
+    Fp16x8(GrowableCuckooFilter<u16, 8>),
+    Fp8x4(GrowableCuckooFilter<u8, 4>),
+    Fp8x8(GrowableCuckooFilter<u8, 8>),
+    /// Loaded from a record of a chain of sub-filters (see the module docs).
+    Chained16x4(ChainedCuckooFilter<u16, 4>),
+    Chained16x8(ChainedCuckooFilter<u16, 8>),
+    Chained8x4(ChainedCuckooFilter<u8, 4>),
+    Chained8x8(ChainedCuckooFilter<u8, 8>),
 }
 
-/// Runs `$body` with `$f` bound to the filter, whatever its geometry.
+/// Runs `$body` with `$f` bound to the filter, whatever its kind and geometry (the two
+/// kinds share the methods used this way).
 macro_rules! with_filter {
     ($filter:expr, $f:ident => $body:expr) => {
         match $filter {
@@ -26,28 +39,76 @@ macro_rules! with_filter {
             $crate::value::Filter::Fp16x8($f) => $body,
             $crate::value::Filter::Fp8x4($f) => $body,
             $crate::value::Filter::Fp8x8($f) => $body,
+            $crate::value::Filter::Chained16x4($f) => $body,
+            $crate::value::Filter::Chained16x8($f) => $body,
+            $crate::value::Filter::Chained8x4($f) => $body,
+            $crate::value::Filter::Chained8x8($f) => $body,
         }
     };
 }
 
+/// Where a filter stands against its growth limit, in filters as RedisBloom counts
+/// them: 1, and one more per expansion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Growth {
+    pub filters: usize,
+    pub max_filters: usize,
+}
+
+fn chained_growth(filters: usize, max_filters: usize) -> Growth {
+    Growth {
+        filters,
+        max_filters,
+    }
+}
+
+fn in_place_growth<F: GrowableFingerprint, const B: usize>(
+    filter: &GrowableCuckooFilter<F, B>,
+) -> Growth {
+    // An expansion by `2^step` is `step` doublings.
+    let step = filter.growth().ilog2();
+    Growth {
+        filters: 1 + filter.doublings().div_ceil(step) as usize,
+        max_filters: 1 + filter.max_doublings().div_ceil(step) as usize,
+    }
+}
+
 impl Filter {
-    /// The filter a snapshot holds, whichever geometry it was written with (the
-    /// snapshot's header records it; a decoder of another geometry refuses it before
+    /// The filter a snapshot holds, whichever kind and geometry it was written with
+    /// (the snapshot's header records them; a decoder of another refuses it before
     /// reading the table).
     fn decode(snapshot: &[u8]) -> Result<Self, DecodeError> {
         // Each decoder's type is inferred from the variant it fills.
-        macro_rules! unless_other_geometry {
-            ($variant:ident) => {
-                match ChainedCuckooFilter::from_bytes(snapshot) {
-                    Err(DecodeError::GeometryMismatch { .. }) => {}
+        macro_rules! unless_other {
+            ($kind:ident, $variant:ident) => {
+                match $kind::from_bytes(snapshot) {
+                    Err(DecodeError::GeometryMismatch { .. } | DecodeError::UnsupportedKind(_)) => {
+                    }
                     result => return result.map(Filter::$variant),
                 }
             };
         }
-        unless_other_geometry!(Fp16x4);
-        unless_other_geometry!(Fp16x8);
-        unless_other_geometry!(Fp8x4);
-        ChainedCuckooFilter::from_bytes(snapshot).map(Filter::Fp8x8)
+        unless_other!(GrowableCuckooFilter, Fp16x4);
+        unless_other!(GrowableCuckooFilter, Fp16x8);
+        unless_other!(GrowableCuckooFilter, Fp8x4);
+        unless_other!(GrowableCuckooFilter, Fp8x8);
+        unless_other!(ChainedCuckooFilter, Chained16x4);
+        unless_other!(ChainedCuckooFilter, Chained16x8);
+        unless_other!(ChainedCuckooFilter, Chained8x4);
+        ChainedCuckooFilter::from_bytes(snapshot).map(Filter::Chained8x8)
+    }
+
+    fn growth(&self) -> Growth {
+        match self {
+            Filter::Fp16x4(f) => in_place_growth(f),
+            Filter::Fp16x8(f) => in_place_growth(f),
+            Filter::Fp8x4(f) => in_place_growth(f),
+            Filter::Fp8x8(f) => in_place_growth(f),
+            Filter::Chained16x4(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
+            Filter::Chained16x8(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
+            Filter::Chained8x4(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
+            Filter::Chained8x8(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
+        }
     }
 }
 
@@ -76,23 +137,51 @@ pub fn table_bytes(items: u64, slots: u64, fingerprint_bits: u32) -> u128 {
     slots_needed.next_multiple_of(u128::from(slots)) * u128::from(fingerprint_bits / 8)
 }
 
-/// How many sub-filters, the first of `first` table bytes and each next one
-/// `expansion` times the last, fit in `max_bytes` together: 1 to the library's
-/// default of 32 (1 for a filter that never grows).
-fn sub_filters_within(first: u128, expansion: u64, max_bytes: u64) -> usize {
-    if expansion == 0 {
-        return 1;
+/// The growth factor for `EXPANSION`: a power of two, as RedisBloom rounds it, and at
+/// least 2 (a table grows by doubling); `None` for 0, never grow.
+fn growth_for(expansion: u64) -> Option<usize> {
+    let expansion = usize::try_from(expansion).unwrap_or(usize::MAX);
+    (expansion > 0).then(|| {
+        expansion
+            .max(2)
+            .checked_next_power_of_two()
+            .map_or(MAX_GROWTH, |growth| growth.min(MAX_GROWTH))
+    })
+}
+
+/// A filter for `settings.capacity` items of geometry `F` × `B`, growing by `growth`
+/// (never when `None`) as long as its tables stay within `max_bytes`.
+fn build<F: GrowableFingerprint, const B: usize>(
+    settings: &Settings,
+    growth: Option<usize>,
+    max_bytes: u64,
+) -> Result<GrowableCuckooFilter<F, B>, BuildError> {
+    let builder = GrowableCuckooFilter::builder()
+        .fingerprint::<F>()
+        .slots::<B>()
+        .capacity(usize::try_from(settings.capacity).unwrap_or(usize::MAX))
+        .growth(growth.unwrap_or(2))
+        .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX));
+    if growth.is_none() {
+        return builder.max_doublings(0).build();
     }
-    let (mut total, mut next, mut count) = (first, first, 1);
-    while count < DEFAULT_MAX_SUB_FILTERS {
-        next = next.saturating_mul(u128::from(expansion));
-        total = total.saturating_add(next);
-        if total > u128::from(max_bytes) {
-            break;
-        }
-        count += 1;
+    // Built once to learn how far it may double, then again with the doublings that
+    // fit (the first table is the same size, so both fit).
+    let unbounded = builder.clone().build()?;
+    let most = unbounded.max_doublings();
+    let fits = (1..=most)
+        .take_while(|&d| {
+            unbounded
+                .table_bytes_after(d)
+                .is_some_and(|bytes| bytes <= u128::from(max_bytes))
+        })
+        .last()
+        .unwrap_or(0);
+    if fits == most {
+        return Ok(unbounded);
     }
-    count
+    drop(unbounded);
+    builder.max_doublings(fits).build()
 }
 
 /// The settings a key was made with and its delete count: what the RDB record, the
@@ -154,12 +243,12 @@ pub struct CuckooKey {
 }
 
 impl CuckooKey {
-    /// A filter for `capacity` items. `EXPANSION` is the growth factor of the next
-    /// sub-filter's capacity, 0 meaning never grow (RedisBloom's meaning);
+    /// A filter for `capacity` items. `EXPANSION` is the growth factor (rounded up to
+    /// a power of two, at least 2), 0 meaning never grow (RedisBloom's meaning);
     /// `MAXITERATIONS` bounds the kick path (our BFS takes at most its own bound).
     /// `slots` is the served bucket size, 4 or 8 (any other value serves 4). The
-    /// filter's sub-filter count is bounded so that their tables stay within
-    /// `max_bytes` (see [`table_bytes`]); the first one alone must fit.
+    /// filter's doublings are bounded so that its tables stay within `max_bytes` (see
+    /// [`table_bytes`]); the first one alone must fit.
     pub fn new(
         settings: Settings,
         fingerprint_bits: u32,
@@ -170,17 +259,12 @@ impl CuckooKey {
         if first > u128::from(max_bytes) {
             return Err(CreateError::OverLimit { needed: first });
         }
-        let capacity = usize::try_from(settings.capacity).unwrap_or(usize::MAX);
-        let builder = ChainedCuckooFilter::builder()
-            .capacity(capacity)
-            .growth(usize::try_from(settings.expansion.max(1)).unwrap_or(usize::MAX))
-            .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX))
-            .max_sub_filters(sub_filters_within(first, settings.expansion, max_bytes));
+        let growth = growth_for(settings.expansion);
         let filter = match (fingerprint_bits, slots) {
-            (8, 8) => Filter::Fp8x8(builder.fingerprint::<u8>().slots::<8>().build()?),
-            (8, _) => Filter::Fp8x4(builder.fingerprint::<u8>().build()?),
-            (_, 8) => Filter::Fp16x8(builder.slots::<8>().build()?),
-            _ => Filter::Fp16x4(builder.build()?),
+            (8, 8) => Filter::Fp8x8(build(&settings, growth, max_bytes)?),
+            (8, _) => Filter::Fp8x4(build(&settings, growth, max_bytes)?),
+            (_, 8) => Filter::Fp16x8(build(&settings, growth, max_bytes)?),
+            _ => Filter::Fp16x4(build(&settings, growth, max_bytes)?),
         };
         Ok(Self::assemble(filter, settings))
     }
@@ -226,7 +310,8 @@ impl CuckooKey {
         with_filter!(&self.filter, f => f.len())
     }
 
-    /// Bytes of the filter, its settings and any dump being sent.
+    /// Bytes of the key's value (the block Redis holds a pointer to), the filter's
+    /// tables and any dump being sent.
     pub fn memory_usage(&self) -> usize {
         let dump = self
             .dump
@@ -234,46 +319,76 @@ impl CuckooKey {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .as_ref()
             .map_or(0, Dump::memory_usage);
-        std::mem::size_of::<Self>() + with_filter!(&self.filter, f => f.memory_usage()) + dump
+        // The value's block holds the filter's struct, which its own count includes.
+        let filter_heap =
+            with_filter!(&self.filter, f => f.memory_usage() - std::mem::size_of_val(f));
+        std::mem::size_of::<KeyValue>() + filter_heap + dump
     }
 
-    pub fn sub_filters(&self) -> usize {
-        with_filter!(&self.filter, f => f.sub_filters())
+    /// Filters as RedisBloom counts them (1, and one per expansion), and the most the
+    /// key may reach.
+    pub fn growth(&self) -> Growth {
+        self.filter.growth()
     }
 
-    /// The most sub-filters the filter may have.
-    pub fn max_sub_filters(&self) -> usize {
-        with_filter!(&self.filter, f => f.max_sub_filters())
+    /// Whether another expansion would pass `max_bytes` (the memory limit), so that
+    /// the limit, rather than the key's settings or the hash, stopped its growth.
+    pub fn bounded_by_memory(&self, max_bytes: u64) -> bool {
+        fn next_passes<F: GrowableFingerprint, const B: usize>(
+            filter: &GrowableCuckooFilter<F, B>,
+            max_bytes: u64,
+        ) -> bool {
+            filter
+                .table_bytes_after(filter.doublings() + 1)
+                .is_some_and(|bytes| bytes > u128::from(max_bytes))
+        }
+        match &self.filter {
+            Filter::Fp16x4(f) => next_passes(f, max_bytes),
+            Filter::Fp16x8(f) => next_passes(f, max_bytes),
+            Filter::Fp8x4(f) => next_passes(f, max_bytes),
+            Filter::Fp8x8(f) => next_passes(f, max_bytes),
+            // A chain was bounded by the limit when it was made (RDB version 1).
+            Filter::Chained16x4(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
+            Filter::Chained16x8(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
+            Filter::Chained8x4(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
+            Filter::Chained8x8(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
+        }
     }
 
-    /// Whether the filter's sub-filter count was bounded below the library's default by
-    /// a memory limit (a filter that never grows has one by its own settings).
-    pub fn bounded_by_memory(&self) -> bool {
-        self.settings.expansion > 0 && self.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS
+    /// Whether the filter has grown as far as it may.
+    pub fn at_growth_limit(&self) -> bool {
+        let growth = self.growth();
+        growth.filters >= growth.max_filters
     }
 
-    /// Whether the filter has every sub-filter it may have.
-    pub fn at_sub_filter_limit(&self) -> bool {
-        with_filter!(&self.filter, f => f.sub_filters() == f.max_sub_filters())
-    }
-
-    /// Buckets over all sub-filters.
+    /// Buckets over all tables.
     pub fn buckets(&self) -> usize {
-        with_filter!(&self.filter, f => f.stats().buckets)
+        with_filter!(&self.filter, f => f.capacity()) / self.slots() as usize
     }
 
     pub fn fingerprint_bits(&self) -> u32 {
         match self.filter {
-            Filter::Fp16x4(_) | Filter::Fp16x8(_) => 16,
-            Filter::Fp8x4(_) | Filter::Fp8x8(_) => 8,
+            Filter::Fp16x4(_)
+            | Filter::Fp16x8(_)
+            | Filter::Chained16x4(_)
+            | Filter::Chained16x8(_) => 16,
+            Filter::Fp8x4(_) | Filter::Fp8x8(_) | Filter::Chained8x4(_) | Filter::Chained8x8(_) => {
+                8
+            }
         }
     }
 
     /// Slots per bucket.
     pub fn slots(&self) -> u64 {
         match self.filter {
-            Filter::Fp16x4(_) | Filter::Fp8x4(_) => 4,
-            Filter::Fp16x8(_) | Filter::Fp8x8(_) => 8,
+            Filter::Fp16x4(_)
+            | Filter::Fp8x4(_)
+            | Filter::Chained16x4(_)
+            | Filter::Chained8x4(_) => 4,
+            Filter::Fp16x8(_)
+            | Filter::Fp8x8(_)
+            | Filter::Chained16x8(_)
+            | Filter::Chained8x8(_) => 8,
         }
     }
 
@@ -308,34 +423,66 @@ impl CuckooKey {
     }
 }
 
-/// A growable filter's snapshot with every sub-filter's writer-stripe count zeroed and
-/// the checksums that cover it (each sub-filter's and the whole encoding's) left out:
-/// what the key holds, not how it was built to take concurrent writers. The library
-/// picks a small table's stripe count by its size, and has changed that choice (a
-/// 100-item filter took 16 stripes, now 2); a filter made by another version, or
-/// restored from an older RDB, holds the same table words and digests the same, as a
-/// Redis set's digest does not depend on its encoding.
+/// A snapshot with every table's writer-stripe count zeroed and the checksums that
+/// cover it left out: what the key holds, not how it was built to take concurrent
+/// writers. The library picks a small table's stripe count by its size, and has
+/// changed that choice (a 100-item filter took 16 stripes, now 2); a filter made by
+/// another version, or restored from an older RDB, holds the same table words and
+/// digests the same, as a Redis set's digest does not depend on its encoding.
 ///
-/// The layout is the library's snapshot format, version 1 (`src/format/growable.rs`
-/// and `src/format/mod.rs` there): a 48-byte header, each sub-filter as a 48-byte header
-/// (stripe count at bytes 32..36, table words `W` at 40..48), `8·W` bytes of words, an
-/// 8-byte item count and a 4-byte CRC, then a 4-byte CRC. Bytes that do not parse as
-/// that (never the case for a snapshot the library just wrote) are returned whole.
+/// The layouts are the library's snapshot format, version 1 (`src/format/` there), by
+/// the kind at byte 10: a 48-byte header, then
+///
+/// - kind 3 (a filter that doubles in place): each table as its buckets before its
+///   first doubling (8 bytes), its stripes then (4), its doublings `d` (4), its words,
+///   an 8-byte item count; then a 4-byte CRC;
+/// - kind 2 (a chain of sub-filters): each sub-filter as a 48-byte header (stripe
+///   count at bytes 32..36, table words `W` at 40..48), `8·W` bytes of words, an 8-byte
+///   item count and a 4-byte CRC; then a 4-byte CRC.
+///
+/// Bytes that do not parse as that (never the case for a snapshot the library just
+/// wrote) are returned whole.
 fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
     const HEADER: usize = 48;
-    const STRIPES: std::ops::Range<usize> = 32..36;
-    const WORDS: std::ops::Range<usize> = 40..48;
     const COUNT: usize = 8;
     const CRC: usize = 4;
-    let parsed = || -> Option<Vec<u8>> {
+    let u64_at = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            snapshot.get(at..at + 8)?.try_into().ok()?,
+        ))
+    };
+    let in_place = || -> Option<Vec<u8>> {
+        let (bits, slots) = (
+            u128::from(*snapshot.get(11)?),
+            u128::from(*snapshot.get(12)?),
+        );
+        let end = snapshot.len().checked_sub(CRC)?;
+        let mut out = Vec::with_capacity(snapshot.len());
+        out.extend_from_slice(snapshot.get(..HEADER)?);
+        let mut at = HEADER;
+        while at < end {
+            let fields = snapshot.get(at..at + 16)?;
+            let doublings = u32::from_le_bytes(fields[12..16].try_into().ok()?);
+            let buckets = u128::from(u64_at(at)?).checked_shl(doublings)?;
+            let table = usize::try_from(buckets * slots * bits / 8).ok()?;
+            out.extend_from_slice(&fields[..8]);
+            out.extend_from_slice(&[0; 4]);
+            out.extend_from_slice(&fields[12..]);
+            let body = at + 16..(at + 16).checked_add(table)?.checked_add(COUNT)?;
+            out.extend_from_slice(snapshot.get(body.clone())?);
+            at = body.end;
+        }
+        (at == end).then_some(out)
+    };
+    let chained = || -> Option<Vec<u8>> {
+        const STRIPES: std::ops::Range<usize> = 32..36;
         let end = snapshot.len().checked_sub(CRC)?;
         let mut out = Vec::with_capacity(snapshot.len());
         out.extend_from_slice(snapshot.get(..HEADER)?);
         let mut at = HEADER;
         while at < end {
             let header = snapshot.get(at..at + HEADER)?;
-            let words = u64::from_le_bytes(header[WORDS].try_into().ok()?);
-            let table = usize::try_from(words).ok()?.checked_mul(8)?;
+            let table = usize::try_from(u64_at(at + 40)?).ok()?.checked_mul(8)?;
             out.extend_from_slice(&header[..STRIPES.start]);
             out.extend_from_slice(&[0; STRIPES.end - STRIPES.start]);
             out.extend_from_slice(&header[STRIPES.end..]);
@@ -345,5 +492,10 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
         }
         (at == end).then_some(out)
     };
-    parsed().unwrap_or_else(|| snapshot.to_vec())
+    let parsed = match snapshot.get(10) {
+        Some(3) => in_place(),
+        Some(2) => chained(),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| snapshot.to_vec())
 }

@@ -332,32 +332,58 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// The most doublings this chain can make: its limit, or fewer where a link's size
     /// (at most 2^32 buckets) or the stream (a link starts by bit 64) stops it first.
     pub(crate) fn reachable_doublings(&self) -> u32 {
+        self.reachable_within(self.max_doublings)
+    }
+
+    /// [`reachable_doublings`](Self::reachable_doublings) under a limit of `limit`
+    /// doublings instead of the chain's own.
+    fn reachable_within(&self, limit: u32) -> u32 {
         let Some(first) = self.links.get(0) else {
             return 0;
         };
         let per_link = self.link_doublings;
         let (mut base, mut start) = (first.table.buckets(0), 0);
-        let mut last_era = first.table.max_era();
+        let scheme_era = Scheme::new(base, F::BITS).max_era();
+        let mut last_era = per_link.min(limit).min(scheme_era);
         let mut reachable = last_era;
-        for link in 1..self.max_links() as u32 {
+        let max_links = (limit / (per_link + 1) + 1).min(MAX_LINKS as u32);
+        for link in 1..max_links {
             // A link that cannot reach its last era starts no other.
             let spent = link * (per_link + 1);
             base = 2 * (base << per_link);
             start += per_link + 1;
-            if last_era < per_link || spent > self.max_doublings || start > 64 || base > 1 << 32 {
+            if last_era < per_link || spent > limit || start > 64 || base > 1 << 32 {
                 break;
             }
             last_era = per_link
-                .min(self.max_doublings - spent)
+                .min(limit - spent)
                 .min(Scheme::new(base, F::BITS).max_era());
             reachable = spent + last_era;
         }
         reachable
     }
 
+    /// Bytes of every link's table once the chain has made `doublings` doublings (a
+    /// link's start counting as one), whatever its limit; `None` where a link's size or
+    /// the stream stops it first.
+    pub(crate) fn table_bytes_after(&self, doublings: u32) -> Option<u128> {
+        if doublings > self.reachable_within(u32::MAX) {
+            return None;
+        }
+        let first = self.links.get(0)?;
+        let bytes = |buckets: u64| u128::from(buckets) * (B as u128) * u128::from(F::BITS) / 8;
+        let per_link = self.link_doublings;
+        let (mut base, mut left, mut total) = (first.table.buckets(0), doublings, 0);
+        while left > per_link {
+            total += bytes(base << per_link);
+            base = 2 * (base << per_link);
+            left -= per_link + 1;
+        }
+        Some(total + bytes(base << left))
+    }
+
     /// The link inserts go to.
-    #[cfg(any(test, feature = "test-hooks"))]
-    pub(crate) fn newest(&self) -> Option<&ExpandTable<F, B>> {
+    pub(crate) fn newest_table(&self) -> Option<&ExpandTable<F, B>> {
         self.links
             .get(self.link_count() - 1)
             .map(|link| &link.table)

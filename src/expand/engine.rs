@@ -378,11 +378,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         Scheme::new(self.base_buckets, F::BITS)
     }
 
-    /// The most era this table may reach.
-    pub(crate) fn max_era(&self) -> Era {
-        self.max_era
-    }
-
     /// Buckets at `era`.
     #[inline]
     pub(crate) fn buckets(&self, era: Era) -> u64 {

@@ -118,7 +118,7 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     /// The load of the link inserts go to.
     pub fn newest_load(&self) -> f64 {
         self.0
-            .newest()
+            .newest_table()
             .map_or(0.0, |table| table.len() as f64 / table.capacity() as f64)
     }
 }

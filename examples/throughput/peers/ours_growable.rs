@@ -1,30 +1,30 @@
 //! This crate's growable filter (default layout: 16-bit fingerprints, 4 slots), started
-//! at an eighth of `--items` so that filling it grows it three times (four sub-filters),
+//! at an eighth of `--items` so that filling it doubles its table three times,
 //! beside `scalable-grown`, the single-threaded `scalable_cuckoo_filter` started the same
 //! way.
 
-use concurrent_cuckoo_filter::ChainedCuckooFilter;
+use concurrent_cuckoo_filter::GrowableCuckooFilter;
 
 use crate::keys::Probe;
 
 use super::{Caps, Concurrent, Filter, PeerDef, Shared, Sizing, Tally, count_each, probe_each};
 
-/// The first sub-filter's share of `--items`: 1/8, so a fill ends in the fourth.
+/// The first table's share of `--items`: 1/8, so a fill doubles it three times.
 pub const FIRST_SHARE: usize = 8;
 
 pub const DEF: PeerDef = PeerDef {
     name: "ours-growable",
-    about: "ChainedCuckooFilter, 16-bit x 4, first capacity --items/8, doubling (4 sub-filters when full)",
+    about: "GrowableCuckooFilter, 16-bit x 4, first capacity --items/8, doubling in place (3 doublings when full)",
     build,
 };
 
 fn build(s: &Sizing) -> Box<dyn Filter> {
-    Box::new(Shared(Growable(ChainedCuckooFilter::with_capacity(
+    Box::new(Shared(Growable(GrowableCuckooFilter::with_capacity(
         (s.items / FIRST_SHARE).max(1),
     ))))
 }
 
-struct Growable(ChainedCuckooFilter);
+struct Growable(GrowableCuckooFilter);
 
 impl Concurrent for Growable {
     fn caps(&self) -> Caps {

@@ -111,6 +111,22 @@ impl Server {
     /// because another process took the port (or a cluster node's bus port, port +
     /// 10000) after it was found free; the caller then tries another port.
     pub fn try_start_on(port: u16, dir: PathBuf, extra: &[&str]) -> Option<Self> {
+        Self::try_start_with(port, dir, &module_path(), extra)
+    }
+
+    /// A server with another module loaded instead of this one (a peer, RedisBloom).
+    pub fn start_with(name: &str, module: &std::path::Path) -> Self {
+        let port = free_port();
+        Self::try_start_with(port, scratch(name), module, &[])
+            .unwrap_or_else(|| panic!("the server with {module:?} did not start"))
+    }
+
+    fn try_start_with(
+        port: u16,
+        dir: PathBuf,
+        module: &std::path::Path,
+        extra: &[&str],
+    ) -> Option<Self> {
         let server = binary("REDIS_SERVER", "redis-server", "valkey-server");
         let child = Command::new(&server)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -118,7 +134,7 @@ impl Server {
             .arg("--dir")
             .arg(&dir)
             .arg("--loadmodule")
-            .arg(module_path())
+            .arg(module)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
