@@ -351,8 +351,8 @@ MUTATIONS = {
         "tests/growable.rs::snapshots_while_growing_hold_every_acknowledged_key",
         "kick moves go on while a snapshot copies the table",
         "src/expand/engine.rs",
-        """        if self.control.snapshots.load(Ordering::Relaxed) != 0 {""",
-        """        if false {""",
+        """            if self.control.snapshots.load(Ordering::Relaxed) == 0 {""",
+        """            if true {""",
     ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",

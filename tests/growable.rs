@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
     BuildError, ChainedCuckooFilter, ChunkLoader, CuckooFilter, DecodeError, FilterView,
@@ -130,28 +130,33 @@ fn grows_from_a_thousand_to_four_million_keys_under_readers() {
     const PER_WRITER: u64 = 2_000_000;
     let filter = GrowableCuckooFilter::with_capacity(1_000);
     let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
+    // Set by a writer that was refused, so that the readers stop and the test fails
+    // instead of waiting for keys that will never come.
+    let refused = AtomicBool::new(false);
     let key = |writer: u64, seq: u64| (writer << 40) | seq;
     let start = Barrier::new(4);
     std::thread::scope(|s| {
         for writer in 0..2u64 {
-            let (filter, start, done) = (&filter, &start, &acknowledged[writer as usize]);
+            let (filter, start, refused) = (&filter, &start, &refused);
+            let done = &acknowledged[writer as usize];
             s.spawn(move || {
                 start.wait();
                 for seq in 0..PER_WRITER {
-                    filter
-                        .insert(&key(writer, seq))
-                        .expect("a growable filter refused");
+                    if let Err(error) = filter.insert(&key(writer, seq)) {
+                        refused.store(true, Ordering::Release);
+                        panic!("a growable filter refused key {seq} of writer {writer}: {error}");
+                    }
                     done.store(seq + 1, Ordering::Release);
                 }
             });
         }
         for reader in 0..2u64 {
-            let (filter, start, acknowledged) = (&filter, &start, &acknowledged);
+            let (filter, start, acknowledged, refused) = (&filter, &start, &acknowledged, &refused);
             s.spawn(move || {
                 start.wait();
                 let mut rng = fastrand::Rng::with_seed(reader);
                 let mut checked = 0u64;
-                loop {
+                while !refused.load(Ordering::Acquire) {
                     let done: Vec<u64> = acknowledged
                         .iter()
                         .map(|n| n.load(Ordering::Acquire))
@@ -512,21 +517,26 @@ fn snapshots_while_growing_hold_every_acknowledged_key() {
     const PER_WRITER: u64 = 300_000;
     let filter = GrowableCuckooFilter::with_capacity(1_000);
     let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
+    let refused = AtomicBool::new(false);
     let key = |writer: u64, seq: u64| (writer << 40) | seq;
     std::thread::scope(|s| {
         for writer in 0..2u64 {
-            let (filter, done) = (&filter, &acknowledged[writer as usize]);
+            let (filter, done, refused) = (&filter, &acknowledged[writer as usize], &refused);
             s.spawn(move || {
                 for seq in 0..PER_WRITER {
-                    filter.insert(&key(writer, seq)).unwrap();
+                    if let Err(error) = filter.insert(&key(writer, seq)) {
+                        refused.store(true, Ordering::Release);
+                        panic!("key {seq} of writer {writer} refused: {error}");
+                    }
                     done.store(seq + 1, Ordering::Release);
                 }
             });
         }
         let mut snapshots = 0;
-        while acknowledged
-            .iter()
-            .any(|n| n.load(Ordering::Acquire) < PER_WRITER)
+        while !refused.load(Ordering::Acquire)
+            && acknowledged
+                .iter()
+                .any(|n| n.load(Ordering::Acquire) < PER_WRITER)
         {
             let before: Vec<u64> = acknowledged
                 .iter()

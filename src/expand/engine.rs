@@ -191,6 +191,17 @@ const _: () = assert!(max_nodes(4) < ROOT as usize && max_nodes(8) < ROOT as usi
 /// core filter's (`kick.rs`, which measured a heap list per kick at 3–14% of an insert).
 type Tree = SmallVec<[Node; 32]>;
 
+/// What a call to grow the table did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Growth {
+    /// This call doubled it (at least once).
+    Grown,
+    /// Another thread had grown it since the era the caller saw.
+    ByAnother,
+    /// It may not double again, or the memory could not be had.
+    Impossible,
+}
+
 /// Why a kick search found no room.
 enum NoRoom {
     /// No path within the bounds at this era.
@@ -760,14 +771,26 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 NoRoom::Stale => continue,
                 NoRoom::Superseded => return None,
                 NoRoom::Full => {
-                    let half_full = self.len() >= self.capacity() / 2;
-                    if doublings == MAX_DOUBLINGS_PER_INSERT
-                        || !half_full
-                        || !self.grow(ready.word, Era::from(self.step))
-                    {
+                    // Another thread may have grown the table since this search began:
+                    // look again at the new era. (Measured against the new capacity, the
+                    // old era's load reads as under half full, and the insert was refused
+                    // while the filter could grow: `tests/growable.rs`, unique inserts
+                    // from four threads, in CI.)
+                    if self.word() != ready.word {
+                        continue;
+                    }
+                    // Against the searched era's slots: a doubling from here on makes
+                    // `grow` answer `ByAnother`, and the insert looks again.
+                    let slots = self.buckets(ready.word.era()) as usize * B;
+                    let half_full = self.len() >= slots / 2;
+                    if doublings == MAX_DOUBLINGS_PER_INSERT || !half_full {
                         return Some(Err(InsertError::Full));
                     }
-                    doublings += 1;
+                    match self.grow(ready.word, Era::from(self.step)) {
+                        Growth::Grown => doublings += 1,
+                        Growth::ByAnother => {}
+                        Growth::Impossible => return Some(Err(InsertError::Full)),
+                    }
                 }
             }
         }
@@ -956,14 +979,20 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             self.stripe_of(step.from, ready.word),
             self.stripe_of(step.to, ready.word),
         ];
-        let guards = self.lock_pair(stripes);
         // A snapshot raised its count before it passed through every stripe lock, so a
         // move that holds a lock taken after that sees it (as the core filter's moves).
-        if self.control.snapshots.load(Ordering::Relaxed) != 0 {
+        // It waits, and then tries the same move again: a snapshot delays a move, and
+        // is no reason to search again. (Returning as a broken path spent the insert's
+        // searches while a loop of snapshots ran, and it was refused at half load:
+        // `tests/growable.rs`, snapshots while growing.)
+        let _guards = loop {
+            let guards = self.lock_pair(stripes);
+            if self.control.snapshots.load(Ordering::Relaxed) == 0 {
+                break guards;
+            }
             drop(guards);
             self.wait_for_snapshots();
-            return false;
-        }
+        };
         if self.word() != ready.word
             || !stripes.iter().all(|&s| self.is_split(s))
             || self.slot(step.from, step.from_slot) != step.code
@@ -1096,15 +1125,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// Grows the table by `times` doublings from the era in `seen`, if it is still
-    /// current (if not, another thread grew it: true, look again). False if not even
-    /// one doubling was possible (past the last era, or no memory); nothing changed
-    /// then.
-    fn grow(&self, seen: EraWord, times: Era) -> bool {
+    /// current; [`Growth::Impossible`] if not even one doubling was possible (past the
+    /// last era, or no memory): nothing changed then.
+    fn grow(&self, seen: EraWord, times: Era) -> Growth {
         let _growing = self.control.growing.lock();
         if self.word() != seen {
-            return true;
+            return Growth::ByAnother;
         }
-        (0..times).take_while(|_| self.double_locked()).count() > 0
+        match (0..times).take_while(|_| self.double_locked()).count() {
+            0 => Growth::Impossible,
+            _ => Growth::Grown,
+        }
     }
 
     /// One doubling, by the holder of the growth lock; false past the last era or
@@ -1275,7 +1306,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// last era.
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn double_now(&self) -> bool {
-        self.grow(self.word(), 1)
+        self.grow(self.word(), 1) != Growth::Impossible
     }
 
     #[cold]
