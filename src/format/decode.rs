@@ -36,18 +36,7 @@ pub(crate) fn checked_any(bytes: &[u8]) -> Result<Header, DecodeError> {
 
 /// `bytes` must be exactly the encoding `header` announces, its checksum right.
 fn check_body(bytes: &[u8], header: &Header) -> Result<(), DecodeError> {
-    let (expected, found) = (header.encoded_len(), bytes.len() as u64);
-    if found < expected {
-        return Err(DecodeError::Truncated);
-    }
-    if found > expected {
-        return Err(DecodeError::LengthMismatch { expected, found });
-    }
-    let (body, checksum) = bytes.split_at(bytes.len() - 4);
-    if crc32fast::hash(body).to_le_bytes() != checksum {
-        return Err(DecodeError::ChecksumMismatch);
-    }
-    Ok(())
+    checked_body(bytes, header.encoded_len()).map(drop)
 }
 
 /// The table's bytes of a [`checked`] encoding.
@@ -96,7 +85,7 @@ pub(crate) fn decode_raw<F: Fingerprint, const B: usize>(
     Ok((header, raw))
 }
 
-/// The bytes before the closing checksum of an encoding of kind 2 or 3, which must be
+/// The bytes before the closing checksum of an encoding of any kind, which must be
 /// exactly `total` bytes long and end in the CRC-32 of what comes before.
 pub(crate) fn checked_body(bytes: &[u8], total: u64) -> Result<&[u8], DecodeError> {
     let found = bytes.len() as u64;
