@@ -450,12 +450,65 @@ fn growable_encodings_are_checked() {
     assert!(matches!(as_growable, Err(DecodeError::UnsupportedKind(2))));
     let as_chained = ChainedCuckooFilter::<u8, 4>::from_bytes(&bytes);
     assert!(matches!(as_chained, Err(DecodeError::UnsupportedKind(3))));
-    let as_view = FilterView::new(&bytes);
-    assert!(matches!(as_view, Err(DecodeError::UnsupportedKind(3))));
+    for bit in (0..bytes.len() * 8).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        assert!(
+            FilterView::new(&flipped).is_err(),
+            "a view of bit {bit} flipped"
+        );
+    }
 }
 
 /// A code shorter than its table's doublings allow is refused even with a valid
 /// checksum: the decoder checks every code, not only the bytes.
+/// A view of a growable snapshot answers as the filter that wrote it, in every
+/// geometry, through several doublings and (at 8 bits) across tables, reading the
+/// bytes in place.
+#[test]
+fn a_view_of_a_grown_snapshot_answers_as_the_filter() {
+    fn check<F: GrowableFingerprint, const B: usize>(keys: u64) {
+        let filter = grown::<F, B>(keys);
+        // At 8 bits a table doubles five times before the next starts: two tables here.
+        assert!(filter.doublings() > 6, "{} doublings", filter.doublings());
+        let bytes = filter.to_bytes();
+        let view = FilterView::new(&bytes).unwrap();
+        assert_eq!(view.len(), filter.len());
+        assert_eq!(view.capacity(), filter.capacity());
+        assert_eq!(
+            (view.fingerprint_bits(), view.slots_per_bucket()),
+            (F::BITS, B)
+        );
+        assert!((0..keys).all(|key| view.contains(&key)));
+        for key in (0..keys).chain(1_000_000..1_200_000) {
+            assert_eq!(view.count(&key), filter.count(&key), "key {key}");
+        }
+        assert!(matches!(
+            view.typed::<F, B>(),
+            Err(DecodeError::UnsupportedKind(3))
+        ));
+    }
+    check::<u16, 4>(30_000);
+    check::<u16, 8>(30_000);
+    check::<u8, 4>(30_000);
+    check::<u8, 8>(30_000);
+    // A filter of another hasher opens with that hasher.
+    let hasher = std::hash::RandomState::new();
+    let filter = GrowableCuckooFilter::builder()
+        .hasher(hasher.clone())
+        .capacity(100)
+        .build()
+        .unwrap();
+    filter.insert_many(0..1_000u64).unwrap();
+    let bytes = filter.to_bytes();
+    assert!(matches!(
+        FilterView::new(&bytes),
+        Err(DecodeError::CustomHasher)
+    ));
+    let view = FilterView::with_hasher(&bytes, hasher).unwrap();
+    assert!((0..1_000u64).all(|key| view.contains(&key)));
+}
+
 #[test]
 fn a_code_no_encoder_writes_is_refused() {
     let filter = GrowableCuckooFilter::<u16, 4>::with_capacity(100);

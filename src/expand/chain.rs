@@ -26,6 +26,32 @@ use crate::sync::{AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 /// stream on addresses, and a link's stream window may start no later than bit 64.
 pub(crate) const MAX_LINKS: usize = 12;
 
+/// `hash` as the link of `scheme` starting at stream bit `start` sees it, from the key
+/// the link before saw (`older`), whose links each double `link_doublings` times: its
+/// base bucket is the key's first bucket in the older link one doubling past that
+/// link's last era, numbered among the older link's side-1 buckets, and its stream goes
+/// on where the older link stopped spending bits on addresses.
+#[inline(always)]
+pub(crate) fn next_link_key(
+    hash: u64,
+    older: (Scheme, Key),
+    link_doublings: Era,
+    scheme: Scheme,
+    start: u32,
+) -> Key {
+    let (older, before) = older;
+    let era = link_doublings + 1;
+    // The bits both windows hold come from the older link's (with the earlier links'
+    // non-zero fixes in them); the rest are new.
+    let kept = 32 - era;
+    let fresh = stream_window(hash, start) & !((1u32 << kept) - 1);
+    let stream = (before.stream >> era) | fresh;
+    Key {
+        base_bucket: older.side_one_rank(before, era),
+        stream: scheme.nonzero_block(stream),
+    }
+}
+
 struct Link<F, const B: usize> {
     table: ExpandTable<F, B>,
     /// The stream bit this link's keys start at.
@@ -163,18 +189,13 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
             let link = self.links.get(index)?;
             let key = match previous {
                 None => link.table.key(hash),
-                Some((older, before)) => {
-                    let era = self.link_doublings + 1;
-                    // The bits both windows hold come from the older link's (with the
-                    // earlier links' non-zero fixes in them); the rest are new.
-                    let kept = 32 - era;
-                    let fresh = stream_window(hash, link.start) & !((1u32 << kept) - 1);
-                    let stream = (before.stream >> era) | fresh;
-                    Key {
-                        base_bucket: older.scheme().side_one_rank(before, era),
-                        stream: link.table.scheme().nonzero_block(stream),
-                    }
-                }
+                Some((older, before)) => next_link_key(
+                    hash,
+                    (older.scheme(), before),
+                    self.link_doublings,
+                    link.table.scheme(),
+                    link.start,
+                ),
             };
             previous = Some((&link.table, key));
             Some((&link.table, key))

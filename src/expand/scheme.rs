@@ -93,7 +93,6 @@ impl Scheme {
     }
 
     /// Buckets at era `era`.
-    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn buckets(&self, era: Era) -> u64 {
         self.base << era
     }
@@ -240,7 +239,6 @@ impl Scheme {
 
     /// Both of a key's places at `era`, with fresh codes.
     #[inline(always)]
-    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn locate_key(&self, key: Key, era: Era) -> [Place; 2] {
         let (first, stream) = (key.base_bucket, key.stream);
         let (second, other_stream) = self.mirror(first, stream);
@@ -260,7 +258,6 @@ impl Scheme {
     /// Whether stored `code` answers for a key whose fresh code here is `query`: equal
     /// at era 0; from era 1, equal in every bit below the stored code's delimiter.
     #[inline(always)]
-    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn matches(&self, code: u32, query: u32, era: Era) -> bool {
         if era == 0 {
             return code == query && code != 0;

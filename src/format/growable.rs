@@ -25,7 +25,8 @@
 //! | 16 + 8·W | 8 | codes stored: the occupied slots of the words above |
 //!
 //! A snapshot holds each table with every code moved to its last doubling (a migration
-//! under way is finished first), so the words are the table as the filter reads it.
+//! under way is finished first), so the words are the table as the filter reads it, and
+//! a [`FilterView`](crate::FilterView) reads them in place (`GrowableTables`).
 //! Every table but the last has made all its doublings, and each starts at twice the
 //! buckets of the one before: the decoder checks both, and every code's length against
 //! its table's doublings.
@@ -37,9 +38,9 @@ use super::chunks::DumpChunks;
 use super::decode::{checked_body, read_kind};
 use super::header::{Common, HasherId, KIND_GROWABLE, table_words, u32_at, u64_at};
 use super::{DecodeError, HEADER_LEN};
-use crate::expand::chain::{Chain, MAX_LINKS};
+use crate::expand::chain::{Chain, MAX_LINKS, next_link_key};
 use crate::expand::engine::{ExpandTable, max_moves};
-use crate::expand::scheme::Scheme;
+use crate::expand::scheme::{Era, Scheme};
 use crate::fingerprint::GrowableFingerprint;
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
@@ -226,14 +227,34 @@ fn codes_in(word: u64, bits: u32) -> u32 {
         .count() as u32
 }
 
-/// The chain of an encoding that must be exactly `bytes`, every field checked.
-fn decode_growable<F: GrowableFingerprint, const B: usize>(
+/// One table of a checked encoding: its size, its doublings, and its words in place.
+pub(crate) struct TableRecord<'a> {
+    pub(crate) base: u64,
+    pub(crate) stripes: usize,
+    pub(crate) era: Era,
+    /// The most doublings the table may make (its limit in the chain).
+    pub(crate) max_era: Era,
+    /// The little-endian words of its `base · 2^era` buckets, in bucket order.
+    pub(crate) words: &'a [u8],
+}
+
+impl TableRecord<'_> {
+    fn words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.words
+            .chunks_exact(8)
+            .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+    }
+}
+
+/// The header and tables of an encoding of geometry `F` × `B` that must be exactly
+/// `bytes`, every field and every code checked; nothing allocated but the list.
+fn parse_growable<F: GrowableFingerprint, const B: usize>(
     bytes: &[u8],
-) -> Result<(GrowableHeader, Chain<F, B>), DecodeError> {
+) -> Result<(GrowableHeader, Vec<TableRecord<'_>>), DecodeError> {
     let header = GrowableHeader::parse::<F, B>(bytes)?;
     let body = checked_body(bytes, header.total)?;
     let mut rest = &body[HEADER_LEN..];
-    let mut tables: Vec<ExpandTable<F, B>> = Vec::new();
+    let mut tables: Vec<TableRecord<'_>> = Vec::new();
     let per_link = header.link_doublings;
     for link in 0..header.links {
         let Some((fields, after)) = rest.split_first_chunk::<16>() else {
@@ -248,7 +269,7 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
         let spent = link * (per_link + 1);
         if let Some(older) = tables.last() {
             // A table starts twice the size of the one before at its last era.
-            if Some(base) != older.buckets(per_link).checked_mul(2) || spent > 64 {
+            if Some(base) != (older.base << per_link).checked_mul(2) || spent > 64 {
                 return Err(DecodeError::InvalidHeader("table size"));
             }
         } else if per_link > Scheme::new(base, F::BITS).max_era() {
@@ -266,14 +287,16 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
         let Some(record) = after.get(..8 * words + 8) else {
             return Err(DecodeError::InvalidHeader("length"));
         };
-        let (table_bytes, count) = record.split_at(8 * words);
-        let words = || {
-            table_bytes
-                .chunks_exact(8)
-                .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+        let (words, count) = record.split_at(8 * words);
+        let table = TableRecord {
+            base,
+            stripes,
+            era,
+            max_era,
+            words,
         };
         let mut codes = 0u64;
-        for word in words() {
+        for word in table.words() {
             let mask = (1u64 << F::BITS) - 1;
             for k in 0..64 / F::BITS {
                 let code = (word >> (k * F::BITS)) & mask;
@@ -290,19 +313,72 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
                 counted: codes,
             });
         }
-        // The input holds every table byte, so the allocation is no larger than it.
-        let mut table = ExpandTable::restore(base, stripes, max_era, era, &mut words())
-            .map_err(|_| DecodeError::OutOfMemory)?;
-        table.limit_moves(usize::from(header.moves));
-        table.set_step(u32::from(header.step));
         tables.push(table);
         rest = &after[record.len()..];
     }
     if !rest.is_empty() {
         return Err(DecodeError::InvalidHeader("length"));
     }
-    let chain = Chain::from_links(tables, per_link, header.max_doublings);
+    Ok((header, tables))
+}
+
+/// The chain of an encoding that must be exactly `bytes`, every field checked.
+fn decode_growable<F: GrowableFingerprint, const B: usize>(
+    bytes: &[u8],
+) -> Result<(GrowableHeader, Chain<F, B>), DecodeError> {
+    let (header, records) = parse_growable::<F, B>(bytes)?;
+    let mut tables = Vec::with_capacity(records.len());
+    for record in &records {
+        // The input holds every table byte, so the allocation is no larger than it.
+        let mut table = ExpandTable::restore(
+            record.base,
+            record.stripes,
+            record.max_era,
+            record.era,
+            &mut record.words(),
+        )
+        .map_err(|_| DecodeError::OutOfMemory)?;
+        table.limit_moves(usize::from(header.moves));
+        table.set_step(u32::from(header.step));
+        tables.push(table);
+    }
+    let chain = Chain::from_links(tables, header.link_doublings, header.max_doublings);
     Ok((header, chain))
+}
+
+/// A checked growable encoding of any geometry, for a view: its hasher, its geometry
+/// (fingerprint bits, slots), the doublings each table makes before the next starts,
+/// and its tables.
+pub(crate) struct Layout<'a> {
+    pub(crate) hasher: HasherId,
+    pub(crate) bits: u32,
+    pub(crate) slots: usize,
+    pub(crate) link_doublings: Era,
+    pub(crate) tables: Vec<TableRecord<'a>>,
+}
+
+/// [`parse_growable`] for the geometry the header records.
+pub(crate) fn parse_any(bytes: &[u8]) -> Result<Layout<'_>, DecodeError> {
+    let common = Common::parse(bytes, KIND_GROWABLE)?;
+    let (header, tables) = match (common.fingerprint_bits, common.slots) {
+        (8, 4) => parse_growable::<u8, 4>(bytes)?,
+        (8, 8) => parse_growable::<u8, 8>(bytes)?,
+        (16, 4) => parse_growable::<u16, 4>(bytes)?,
+        (16, 8) => parse_growable::<u16, 8>(bytes)?,
+        (fingerprint_bits, slots) => {
+            return Err(DecodeError::UnsupportedGeometry {
+                fingerprint_bits,
+                slots,
+            });
+        }
+    };
+    Ok(Layout {
+        hasher: header.hasher,
+        bits: u32::from(common.fingerprint_bits),
+        slots: usize::from(common.slots),
+        link_doublings: header.link_doublings,
+        tables,
+    })
 }
 
 impl<F: GrowableFingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultHashBuilder> {
@@ -361,5 +437,115 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
         Self::from_bytes_with_hasher(&read_kind(reader, KIND_GROWABLE)?, hasher)
+    }
+}
+
+/// The tables of a checked growable encoding, read in place: what a
+/// [`FilterView`](crate::FilterView) of kind 3 looks keys up in. A snapshot holds every
+/// table at its last doubling (no stripe left unsplit), so each key is one probe of two
+/// buckets per table, its code compared as the table compares it (by equality before
+/// the first doubling, by prefix after).
+pub(crate) struct GrowableTables<'a> {
+    bits: u32,
+    slots: usize,
+    link_doublings: Era,
+    /// Each table's scheme, doublings, first stream bit and words.
+    tables: Vec<(Scheme, Era, u32, &'a [u8])>,
+}
+
+impl<'a> GrowableTables<'a> {
+    pub(crate) fn new(layout: Layout<'a>) -> Self {
+        let per_link = layout.link_doublings;
+        let tables = (0u32..)
+            .zip(layout.tables)
+            .map(|(link, table)| {
+                let scheme = Scheme::new(table.base, layout.bits);
+                (scheme, table.era, link * (per_link + 1), table.words)
+            })
+            .collect();
+        Self {
+            bits: layout.bits,
+            slots: layout.slots,
+            link_doublings: per_link,
+            tables,
+        }
+    }
+
+    /// Slot `slot` of bucket `bucket` of a table's words: bucket `b` takes bits
+    /// `b · slots · f` on of the table read as one little-endian bit string (a slot
+    /// never straddles a word).
+    fn slot(&self, words: &[u8], bucket: u64, slot: usize) -> u32 {
+        let bit = (bucket as usize * self.slots + slot) * self.bits as usize;
+        let at = bit / 64 * 8;
+        let word = words
+            .get(at..at + 8)
+            .map_or(0, |word| u64::from_le_bytes(word.try_into().unwrap()));
+        ((word >> (bit % 64)) & ((1u64 << self.bits) - 1)) as u32
+    }
+
+    /// Codes that answer for `hash`, over every table (or, with `first`, whether any
+    /// does: 0 or 1).
+    fn matching(&self, hash: u64, first: bool) -> usize {
+        let mut previous = None;
+        let mut found = 0;
+        for &(scheme, era, start, words) in &self.tables {
+            let key = match previous {
+                None => scheme.key(hash),
+                Some(older) => next_link_key(hash, older, self.link_doublings, scheme, start),
+            };
+            previous = Some((scheme, key));
+            for place in scheme.locate_key(key, era) {
+                for slot in 0..self.slots {
+                    let code = self.slot(words, place.bucket, slot);
+                    if scheme.matches(code, place.code, era) {
+                        found += 1;
+                        if first {
+                            return found;
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    pub(crate) fn holds(&self, hash: u64) -> bool {
+        self.matching(hash, true) > 0
+    }
+
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        self.matching(hash, false)
+    }
+
+    /// Buckets over every table.
+    pub(crate) fn buckets(&self) -> usize {
+        self.tables
+            .iter()
+            .map(|&(scheme, era, ..)| scheme.buckets(era) as usize)
+            .sum()
+    }
+
+    /// Codes stored, counted slot by slot.
+    pub(crate) fn occupied(&self) -> u64 {
+        self.tables
+            .iter()
+            .map(|&(.., words)| {
+                words
+                    .chunks_exact(8)
+                    .map(|word| {
+                        let word = u64::from_le_bytes(word.try_into().unwrap());
+                        u64::from(codes_in(word, self.bits))
+                    })
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        self.bits
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
     }
 }

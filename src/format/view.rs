@@ -20,9 +20,10 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
-use super::DecodeError;
 use super::decode::{check_count, checked_any, table_bytes};
-use super::header::{HasherId, Header};
+use super::growable::{GrowableTables, Layout, parse_any};
+use super::header::{HasherId, Header, KIND_GROWABLE};
+use super::{DecodeError, MAGIC};
 use crate::fingerprint::{Fingerprint, Pair, match_pair, pair_holds};
 use crate::hash::DefaultHashBuilder;
 use crate::index::Indexer;
@@ -32,6 +33,9 @@ use crate::table::Table;
 /// [`to_bytes`](crate::CuckooFilter::to_bytes) or
 /// [`write_to`](crate::CuckooFilter::write_to)), for example a memory-mapped file:
 /// [`contains`](Self::contains) and [`count`](Self::count) read the table in place.
+/// A [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s snapshot opens the same
+/// way, and its lookups read each of its tables in place (a slot at a time: its
+/// lookups are not SIMD, and [`typed`](Self::typed) refuses it).
 ///
 /// The view reads the filter's geometry from the snapshot's header, so one type opens a
 /// snapshot of any fingerprint width and slot count, and answers exactly as the filter
@@ -69,9 +73,27 @@ use crate::table::Table;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct FilterView<'a, S = DefaultHashBuilder> {
-    table: Geometry<'a>,
+    table: Contents<'a>,
     len: usize,
     hasher: S,
+}
+
+/// What a snapshot holds: a single filter's table, of the geometry its header records,
+/// or the tables of a growable filter (kind 3).
+enum Contents<'a> {
+    Single(Geometry<'a>),
+    Growable(GrowableTables<'a>),
+}
+
+/// `$body` with `$table` bound to whichever table `$contents` holds: each kind of
+/// table has the methods used this way.
+macro_rules! with_contents {
+    ($contents:expr, $table:ident => $body:expr) => {
+        match $contents {
+            Contents::Single(geometry) => with_table!(geometry, $table => $body),
+            Contents::Growable($table) => $body,
+        }
+    };
 }
 
 /// A snapshot's table, as the geometry its header records: one variant per geometry
@@ -186,6 +208,12 @@ fn u64_le(word: &[u8]) -> u64 {
     u64::from_le_bytes(word.try_into().unwrap())
 }
 
+/// Whether `bytes` begin as an encoding of a growable filter (kind 3), whose layout a
+/// view reads otherwise than a single filter's.
+fn is_growable(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC) && bytes.get(10) == Some(&KIND_GROWABLE)
+}
+
 impl<'a> FilterView<'a> {
     /// A view of `bytes`, which must be exactly one encoding of a
     /// [`CuckooFilter`](crate::CuckooFilter) written with the default hasher, of any
@@ -193,14 +221,26 @@ impl<'a> FilterView<'a> {
     ///
     /// # Errors
     ///
-    /// As [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), except that no
-    /// geometry is a [`DecodeError::GeometryMismatch`]: among others,
-    /// [`DecodeError::UnsupportedKind`] for a snapshot of another structure (a
+    /// As [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), or
+    /// [`GrowableCuckooFilter::from_bytes`](crate::GrowableCuckooFilter::from_bytes) for
+    /// a growable filter's snapshot (kind 3), except that no geometry is a
+    /// [`DecodeError::GeometryMismatch`]: among others, [`DecodeError::UnsupportedKind`]
+    /// for a snapshot of another structure (a
     /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s is kind 2),
     /// [`DecodeError::UnsupportedGeometry`] for a geometry this crate does not build,
     /// [`DecodeError::CustomHasher`] for a filter written with another hasher (open it
     /// with [`with_hasher`](FilterView::with_hasher)). Never a panic.
     pub fn new(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        if is_growable(bytes) {
+            let layout = parse_any(bytes)?;
+            let HasherId::Default(seed) = layout.hasher else {
+                return Err(DecodeError::CustomHasher);
+            };
+            return Ok(Self::of_growable(
+                layout,
+                DefaultHashBuilder::with_seed(seed),
+            ));
+        }
         let header = checked_any(bytes)?;
         match header.hasher {
             HasherId::Default(seed) => {
@@ -234,18 +274,35 @@ impl<'a, S: BuildHasher + 'static> FilterView<'a, S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_hasher(bytes: &'a [u8], hasher: S) -> Result<Self, DecodeError> {
+        if is_growable(bytes) {
+            let layout = parse_any(bytes)?;
+            if HasherId::of(&hasher) != layout.hasher {
+                return Err(DecodeError::HasherMismatch);
+            }
+            return Ok(Self::of_growable(layout, hasher));
+        }
         let header = checked_any(bytes)?;
         header.check_hasher(&hasher)?;
         Self::build(bytes, &header, hasher)
     }
 
     /// The view of a checked encoding, once its item count is confirmed.
+    /// The view of a checked growable encoding.
+    fn of_growable(layout: Layout<'a>, hasher: S) -> Self {
+        let tables = GrowableTables::new(layout);
+        Self {
+            len: tables.occupied() as usize,
+            table: Contents::Growable(tables),
+            hasher,
+        }
+    }
+
     fn build(bytes: &'a [u8], header: &Header, hasher: S) -> Result<Self, DecodeError> {
         let table = Geometry::of(bytes, header)?;
         let counted = with_table!(&table, t => t.occupied());
         check_count(bytes, counted)?;
         Ok(Self {
-            table,
+            table: Contents::Single(table),
             len: counted as usize,
             hasher,
         })
@@ -264,7 +321,7 @@ impl<S: BuildHasher> FilterView<'_, S> {
     // lookup; inlined, a loop of lookups computes the branch's target once.
     #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        with_table!(&self.table, t => t.holds(hash))
+        with_contents!(&self.table, t => t.holds(hash))
     }
 
     /// Copies of `key`'s fingerprint in its two buckets (see
@@ -277,7 +334,7 @@ impl<S: BuildHasher> FilterView<'_, S> {
     /// [`count`](Self::count) for a pre-hashed key.
     #[inline(always)]
     pub fn count_hash(&self, hash: u64) -> usize {
-        with_table!(&self.table, t => t.count(hash))
+        with_contents!(&self.table, t => t.count(hash))
     }
 }
 
@@ -299,17 +356,17 @@ impl<S> FilterView<'_, S> {
 
     /// Buckets in the table.
     pub fn buckets(&self) -> usize {
-        with_table!(&self.table, t => t.buckets())
+        with_contents!(&self.table, t => t.buckets())
     }
 
     /// Bits per fingerprint recorded in the snapshot: 8, 16 or 32.
     pub fn fingerprint_bits(&self) -> u32 {
-        with_table!(&self.table, t => t.fingerprint_bits())
+        with_contents!(&self.table, t => t.fingerprint_bits())
     }
 
     /// Slots per bucket recorded in the snapshot: 4 or 8.
     pub fn slots_per_bucket(&self) -> usize {
-        with_table!(&self.table, t => t.slots())
+        with_contents!(&self.table, t => t.slots())
     }
 
     /// The hasher keys are hashed with.
@@ -325,7 +382,8 @@ impl<S> FilterView<'_, S> {
     ///
     /// # Errors
     ///
-    /// [`DecodeError::GeometryMismatch`] if the snapshot's geometry is not `F` × `B`.
+    /// [`DecodeError::GeometryMismatch`] if the snapshot's geometry is not `F` × `B`;
+    /// [`DecodeError::UnsupportedKind`] for a growable filter's snapshot.
     ///
     /// ```
     /// use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, FilterView};
@@ -350,7 +408,10 @@ impl<S> FilterView<'_, S> {
         if expected != found {
             return Err(DecodeError::GeometryMismatch { expected, found });
         }
-        let (words, indexer) = with_table!(&self.table, t => (t.words, t.indexer));
+        let Contents::Single(geometry) = &self.table else {
+            return Err(DecodeError::UnsupportedKind(KIND_GROWABLE));
+        };
+        let (words, indexer) = with_table!(geometry, t => (t.words, t.indexer));
         Ok(TypedFilterView {
             table: TableBytes::new(words, indexer),
             hasher: &self.hasher,
