@@ -12,7 +12,7 @@ use std::iter::FusedIterator;
 use std::marker::PhantomData;
 
 use crate::error::{BuildError, InsertError, InsertManyError};
-use crate::expand::chain::Chain;
+use crate::expand::chain::{Chain, link_shapes, tables_bytes};
 use crate::expand::engine::ExpandTable;
 use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
@@ -290,9 +290,10 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
 
     /// Bytes the tables would hold once the filter has doubled `doublings` times (their
     /// stripes and control blocks aside, under 1% more), whatever its
-    /// [`max_doublings`](GrowableBuilder::max_doublings): for a host that bounds a
-    /// filter's memory by building it with the doublings that fit. `None` past the
-    /// doublings its size and the hash allow.
+    /// [`max_doublings`](GrowableBuilder::max_doublings): what
+    /// [`max_table_bytes`](GrowableBuilder::max_table_bytes) bounds, and how a host
+    /// tells whether the next doubling would pass its bound. `None` past the doublings
+    /// its size and the hash allow.
     pub fn table_bytes_after(&self, doublings: u32) -> Option<u128> {
         self.chain.table_bytes_after(doublings)
     }
@@ -454,6 +455,7 @@ pub struct GrowableBuilder<F = u16, const B: usize = 4, S = DefaultHashBuilder> 
     capacity: Option<usize>,
     growth: usize,
     max_doublings: u32,
+    max_table_bytes: Option<u64>,
     max_kicks: usize,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
@@ -467,6 +469,7 @@ impl GrowableBuilder {
             capacity: None,
             growth: DEFAULT_GROWTH,
             max_doublings: u32::MAX,
+            max_table_bytes: None,
             max_kicks: usize::MAX,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
@@ -502,6 +505,16 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
         self
     }
 
+    /// Limits growth to the doublings after which the tables still fit in `bytes` (their
+    /// stripes and control blocks aside, under 1% more; see
+    /// [`table_bytes_after`](GrowableCuckooFilter::table_bytes_after)), and to
+    /// [`max_doublings`](Self::max_doublings) if that is lower. The first table is built
+    /// whatever its size.
+    pub fn max_table_bytes(mut self, bytes: u64) -> Self {
+        self.max_table_bytes = Some(bytes);
+        self
+    }
+
     /// Limits kick paths to `moves` moves (at most the default: 5 with 4 slots, 3 with
     /// 8). Fewer moves make the table double at a lower load.
     pub fn max_kicks(mut self, moves: usize) -> Self {
@@ -529,6 +542,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
             capacity: self.capacity,
             growth: self.growth,
             max_doublings: self.max_doublings,
+            max_table_bytes: self.max_table_bytes,
             max_kicks: self.max_kicks,
             hasher: hasher(self.hasher),
             _fingerprint: PhantomData,
@@ -556,11 +570,22 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
         if buckets > 1 << 32 {
             return Err(BuildError::TooLarge);
         }
+        let per_link = ExpandTable::<F, B>::good_doublings();
+        let mut max_doublings = self.max_doublings;
+        if let Some(limit) = self.max_table_bytes {
+            // The most doublings after which the tables still fit (0 if none do).
+            let shapes = || link_shapes(buckets, F::BITS, per_link, u32::MAX);
+            let fitting = (0..)
+                .map_while(|d| tables_bytes::<F, B>(shapes(), d))
+                .take_while(|&bytes| bytes <= u128::from(limit))
+                .count();
+            max_doublings = max_doublings.min(fitting.saturating_sub(1) as u32);
+        }
         let chain = Chain::new(
             buckets,
             stripes,
-            ExpandTable::<F, B>::good_doublings(),
-            self.max_doublings,
+            per_link,
+            max_doublings,
             self.max_kicks,
             self.growth.ilog2(),
         )

@@ -2,6 +2,9 @@
 //! snapshots): it grows instead of refusing, loses nothing while it grows, and
 //! keeps `insert_unique` atomic across its sub-filters.
 
+#[path = "common/growth.rs"]
+mod growth;
+
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,58 +26,11 @@ fn growable_filter_is_send_and_sync() {
 fn grows_from_a_thousand_to_ten_million_keys_under_readers() {
     const PER_WRITER: u64 = 5_000_000;
     let filter = ChainedCuckooFilter::with_capacity(1_000);
-    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
-    let key = |writer: u64, seq: u64| (writer << 40) | seq;
-    let start = Barrier::new(4);
-    std::thread::scope(|s| {
-        for writer in 0..2u64 {
-            let (filter, start, done) = (&filter, &start, &acknowledged[writer as usize]);
-            s.spawn(move || {
-                start.wait();
-                for seq in 0..PER_WRITER {
-                    filter
-                        .insert(&key(writer, seq))
-                        .expect("a growable filter refused");
-                    done.store(seq + 1, Ordering::Release);
-                }
-            });
-        }
-        for reader in 0..2u64 {
-            let (filter, start, acknowledged) = (&filter, &start, &acknowledged);
-            s.spawn(move || {
-                start.wait();
-                let mut rng = fastrand::Rng::with_seed(reader);
-                let mut checked = 0u64;
-                loop {
-                    let done: Vec<u64> = acknowledged
-                        .iter()
-                        .map(|n| n.load(Ordering::Acquire))
-                        .collect();
-                    for (writer, &upto) in done.iter().enumerate() {
-                        for _ in 0..64 {
-                            if upto == 0 {
-                                break;
-                            }
-                            let seq = rng.u64(..upto);
-                            assert!(
-                                filter.contains(&key(writer as u64, seq)),
-                                "acknowledged key {seq} of writer {writer} missed"
-                            );
-                            checked += 1;
-                        }
-                    }
-                    if done.iter().all(|&n| n == PER_WRITER) {
-                        break;
-                    }
-                }
-                assert!(checked > 1_000, "readers checked too little: {checked}");
-            });
-        }
+    growth::inserts_under_readers(PER_WRITER, &|key| filter.insert(&key), &|key| {
+        filter.contains(&key)
     });
+    // Every key was found at the end (`inserts_under_readers`), each stored once.
     assert_eq!(filter.len(), 2 * PER_WRITER as usize);
-    for writer in 0..2 {
-        assert!((0..PER_WRITER).all(|seq| filter.contains(&key(writer, seq))));
-    }
     let stats = filter.stats();
     assert_eq!(stats.sub_filters.len(), filter.sub_filters());
     assert!(
@@ -382,46 +338,14 @@ fn chunks_of_another_grown_filter_of_the_same_shape_are_refused() {
 /// key acknowledged before it began. 32-bit fingerprints: no two keys share one.
 #[test]
 fn snapshots_while_growing_hold_every_acknowledged_key() {
-    const PER_WRITER: u64 = 300_000;
     let filter = ChainedCuckooFilter::builder()
         .fingerprint::<u32>()
         .capacity(1_000)
         .build()
         .unwrap();
-    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
-    let key = |writer: u64, seq: u64| (writer << 40) | seq;
-    std::thread::scope(|s| {
-        for writer in 0..2u64 {
-            let (filter, done) = (&filter, &acknowledged[writer as usize]);
-            s.spawn(move || {
-                for seq in 0..PER_WRITER {
-                    filter.insert(&key(writer, seq)).unwrap();
-                    done.store(seq + 1, Ordering::Release);
-                }
-            });
-        }
-        let mut snapshots = 0;
-        while acknowledged
-            .iter()
-            .any(|n| n.load(Ordering::Acquire) < PER_WRITER)
-        {
-            let before: Vec<u64> = acknowledged
-                .iter()
-                .map(|n| n.load(Ordering::Acquire))
-                .collect();
-            let copy = ChainedCuckooFilter::<u32, 4>::from_bytes(&filter.to_bytes()).unwrap();
-            for (writer, &upto) in before.iter().enumerate() {
-                for seq in 0..upto {
-                    assert_eq!(
-                        copy.count(&key(writer as u64, seq)),
-                        1,
-                        "snapshot {snapshots}"
-                    );
-                }
-            }
-            snapshots += 1;
-        }
-        assert!(snapshots >= 2, "{snapshots} snapshots");
+    growth::snapshots_under_writers(300_000, &|key| filter.insert(&key), || {
+        let copy = ChainedCuckooFilter::<u32, 4>::from_bytes(&filter.to_bytes()).unwrap();
+        Box::new(move |key| copy.count(&key) == 1)
     });
 }
 

@@ -1,9 +1,12 @@
 //! The growable filter: it doubles in place instead of refusing, its removes never cost
 //! another key, lookups miss nothing while it grows, and its snapshots keep it whole.
 
+#[path = "common/growth.rs"]
+mod growth;
+
 use std::collections::HashMap;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
     BuildError, ChainedCuckooFilter, ChunkLoader, CuckooFilter, DecodeError, FilterView,
@@ -127,64 +130,10 @@ fn removes_never_cost_another_key_through_ten_doublings_at_8_bits() {
 /// look up keys the writers have acknowledged, and no reader ever misses one.
 #[test]
 fn grows_from_a_thousand_to_four_million_keys_under_readers() {
-    const PER_WRITER: u64 = 2_000_000;
     let filter = GrowableCuckooFilter::with_capacity(1_000);
-    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
-    // Set by a writer that was refused, so that the readers stop and the test fails
-    // instead of waiting for keys that will never come.
-    let refused = AtomicBool::new(false);
-    let key = |writer: u64, seq: u64| (writer << 40) | seq;
-    let start = Barrier::new(4);
-    std::thread::scope(|s| {
-        for writer in 0..2u64 {
-            let (filter, start, refused) = (&filter, &start, &refused);
-            let done = &acknowledged[writer as usize];
-            s.spawn(move || {
-                start.wait();
-                for seq in 0..PER_WRITER {
-                    if let Err(error) = filter.insert(&key(writer, seq)) {
-                        refused.store(true, Ordering::Release);
-                        panic!("a growable filter refused key {seq} of writer {writer}: {error}");
-                    }
-                    done.store(seq + 1, Ordering::Release);
-                }
-            });
-        }
-        for reader in 0..2u64 {
-            let (filter, start, acknowledged, refused) = (&filter, &start, &acknowledged, &refused);
-            s.spawn(move || {
-                start.wait();
-                let mut rng = fastrand::Rng::with_seed(reader);
-                let mut checked = 0u64;
-                while !refused.load(Ordering::Acquire) {
-                    let done: Vec<u64> = acknowledged
-                        .iter()
-                        .map(|n| n.load(Ordering::Acquire))
-                        .collect();
-                    for (writer, &upto) in done.iter().enumerate() {
-                        for _ in 0..64 {
-                            if upto == 0 {
-                                break;
-                            }
-                            let seq = rng.u64(..upto);
-                            assert!(
-                                filter.contains(&key(writer as u64, seq)),
-                                "acknowledged key {seq} of writer {writer} missed"
-                            );
-                            checked += 1;
-                        }
-                    }
-                    if done.iter().all(|&n| n == PER_WRITER) {
-                        break;
-                    }
-                }
-                assert!(checked > 1_000, "readers checked too little: {checked}");
-            });
-        }
+    growth::inserts_under_readers(2_000_000, &|key| filter.insert(&key), &|key| {
+        filter.contains(&key)
     });
-    for writer in 0..2 {
-        assert!((0..PER_WRITER).all(|seq| filter.contains(&key(writer, seq))));
-    }
     let stats = filter.stats();
     assert!(stats.doublings >= 12, "{} doublings", stats.doublings);
     assert_eq!(stats.failed_full, 0);
@@ -270,6 +219,41 @@ fn past_the_doubling_limit_inserts_fail_and_change_nothing() {
         key += 1;
     }
     assert_eq!((fixed.doublings(), fixed.max_doublings()), (0, 0));
+}
+
+/// A memory bound in the builder becomes the doublings after which the tables still
+/// fit, across the start of a second table at 8 bits; the bound takes effect: the
+/// filter refuses where the next doubling would pass it.
+#[test]
+fn a_memory_bound_limits_the_doublings_to_those_that_fit() {
+    let unbounded = GrowableCuckooFilter::builder()
+        .fingerprint::<u8>()
+        .capacity(100)
+        .build()
+        .unwrap();
+    for d in [0, 3, 5, 6, 7, 9] {
+        let fits = unbounded.table_bytes_after(d).unwrap() as u64;
+        for (bytes, expected) in [(fits, d), (fits - 1, d.saturating_sub(1))] {
+            let bounded = GrowableCuckooFilter::builder()
+                .fingerprint::<u8>()
+                .capacity(100)
+                .max_table_bytes(bytes)
+                .build()
+                .unwrap();
+            assert_eq!(bounded.max_doublings(), expected, "{bytes} bytes");
+        }
+    }
+    let bounded = GrowableCuckooFilter::builder()
+        .fingerprint::<u8>()
+        .capacity(100)
+        .max_table_bytes(unbounded.table_bytes_after(7).unwrap() as u64)
+        .build()
+        .unwrap();
+    let mut key = 0u64;
+    while bounded.insert(&key).is_ok() {
+        key += 1;
+    }
+    assert_eq!((bounded.doublings(), bounded.max_doublings()), (7, 7));
 }
 
 #[test]
@@ -567,46 +551,10 @@ fn a_grown_filter_travels_in_chunks() {
 /// key acknowledged before it began.
 #[test]
 fn snapshots_while_growing_hold_every_acknowledged_key() {
-    const PER_WRITER: u64 = 300_000;
     let filter = GrowableCuckooFilter::with_capacity(1_000);
-    let acknowledged = [AtomicU64::new(0), AtomicU64::new(0)];
-    let refused = AtomicBool::new(false);
-    let key = |writer: u64, seq: u64| (writer << 40) | seq;
-    std::thread::scope(|s| {
-        for writer in 0..2u64 {
-            let (filter, done, refused) = (&filter, &acknowledged[writer as usize], &refused);
-            s.spawn(move || {
-                for seq in 0..PER_WRITER {
-                    if let Err(error) = filter.insert(&key(writer, seq)) {
-                        refused.store(true, Ordering::Release);
-                        panic!("key {seq} of writer {writer} refused: {error}");
-                    }
-                    done.store(seq + 1, Ordering::Release);
-                }
-            });
-        }
-        let mut snapshots = 0;
-        while !refused.load(Ordering::Acquire)
-            && acknowledged
-                .iter()
-                .any(|n| n.load(Ordering::Acquire) < PER_WRITER)
-        {
-            let before: Vec<u64> = acknowledged
-                .iter()
-                .map(|n| n.load(Ordering::Acquire))
-                .collect();
-            let copy = GrowableCuckooFilter::<u16, 4>::from_bytes(&filter.to_bytes()).unwrap();
-            for (writer, &upto) in before.iter().enumerate() {
-                for seq in 0..upto {
-                    assert!(
-                        copy.contains(&key(writer as u64, seq)),
-                        "snapshot {snapshots} lost key {seq} of writer {writer}"
-                    );
-                }
-            }
-            snapshots += 1;
-        }
-        assert!(snapshots >= 2, "{snapshots} snapshots");
+    growth::snapshots_under_writers(300_000, &|key| filter.insert(&key), || {
+        let copy = GrowableCuckooFilter::<u16, 4>::from_bytes(&filter.to_bytes()).unwrap();
+        Box::new(move |key| copy.contains(&key))
     });
 }
 

@@ -161,27 +161,12 @@ fn build<F: GrowableFingerprint, const B: usize>(
         .slots::<B>()
         .capacity(usize::try_from(settings.capacity).unwrap_or(usize::MAX))
         .growth(growth.unwrap_or(2))
+        .max_table_bytes(max_bytes)
         .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX));
-    if growth.is_none() {
-        return builder.max_doublings(0).build();
+    match growth {
+        Some(_) => builder.build(),
+        None => builder.max_doublings(0).build(),
     }
-    // Built once to learn how far it may double, then again with the doublings that
-    // fit (the first table is the same size, so both fit).
-    let unbounded = builder.clone().build()?;
-    let most = unbounded.max_doublings();
-    let fits = (1..=most)
-        .take_while(|&d| {
-            unbounded
-                .table_bytes_after(d)
-                .is_some_and(|bytes| bytes <= u128::from(max_bytes))
-        })
-        .last()
-        .unwrap_or(0);
-    if fits == most {
-        return Ok(unbounded);
-    }
-    drop(unbounded);
-    builder.max_doublings(fits).build()
 }
 
 /// The settings a key was made with and its delete count: what the RDB record, the

@@ -52,10 +52,67 @@ pub(crate) fn next_link_key(
     }
 }
 
-struct Link<F, const B: usize> {
-    table: ExpandTable<F, B>,
-    /// The stream bit this link's keys start at.
-    start: u32,
+/// Where a link stands in its chain: its buckets before its first doubling, the stream
+/// bit its keys start at (also the doublings made before it starts, its own start
+/// counting as one), and the most doublings it may make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LinkShape {
+    pub(crate) base: u64,
+    pub(crate) start: u32,
+    pub(crate) max_era: Era,
+}
+
+/// Every link a chain may have, in order: the first has `first_base` buckets, each
+/// doubles `per_link` times and the next starts with twice the buckets it then has, and
+/// all together make at most `limit` doublings, of `bits`-bit codes. A link may exist
+/// only after one that reaches its last era, within [`MAX_LINKS`], within 2^32 buckets,
+/// and while its stream window starts by bit 64. The one rule that starting a link,
+/// reckoning a chain's reach or its memory, and decoding a snapshot all follow.
+pub(crate) fn link_shapes(
+    first_base: u64,
+    bits: u32,
+    per_link: Era,
+    limit: u32,
+) -> impl Iterator<Item = LinkShape> {
+    let mut next = Some((first_base, 0u32));
+    (0..MAX_LINKS).map_while(move |_| {
+        let (base, start) = next.take()?;
+        if start > limit || start > 64 || base > 1 << 32 {
+            return None;
+        }
+        let max_era = per_link
+            .min(limit - start)
+            .min(Scheme::new(base, bits).max_era());
+        if max_era == per_link {
+            // At most 2^33: `base · 2^per_link` is within 2^32 (the era bound above).
+            next = Some((2 * (base << per_link), start + per_link + 1));
+        }
+        Some(LinkShape {
+            base,
+            start,
+            max_era,
+        })
+    })
+}
+
+/// Bytes of every link's table, of `F`-bit codes in `B`-slot buckets, once a chain of
+/// these links (from [`link_shapes`]) has made `doublings` doublings; `None` past the
+/// last link's reach.
+pub(crate) fn tables_bytes<F: Fingerprint, const B: usize>(
+    shapes: impl Iterator<Item = LinkShape>,
+    doublings: u32,
+) -> Option<u128> {
+    let bytes = |buckets: u64| u128::from(buckets) * (B as u128) * u128::from(F::BITS) / 8;
+    let mut total = 0;
+    for link in shapes {
+        // A link is reached only when `doublings` passed the one before: at its start.
+        let era = (doublings - link.start).min(link.max_era);
+        total += bytes(link.base << era);
+        if doublings <= link.start + link.max_era {
+            return Some(total);
+        }
+    }
+    None
 }
 
 /// The chain's mutable state, boxed so the chain holds no atomic inline.
@@ -69,7 +126,9 @@ struct Control {
 }
 
 pub(crate) struct Chain<F, const B: usize> {
-    links: Segments<Link<F, B>>,
+    /// The links' tables, oldest first. Link `j`'s keys start at stream bit
+    /// `j · (link_doublings + 1)` (see [`link_shapes`]).
+    links: Segments<ExpandTable<F, B>>,
     control: Box<Control>,
     /// Doublings each link makes before the next one starts.
     link_doublings: Era,
@@ -128,10 +187,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let mut tables = tables.into_iter();
         let first = tables.next().expect("a chain has a first link");
         let chain = Self {
-            links: Segments::new(Link {
-                table: first,
-                start: 0,
-            }),
+            links: Segments::new(first),
             control: Box::new(Control {
                 links: AtomicU32::new(count as u32),
                 growing: Lock::default(),
@@ -143,12 +199,15 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         };
         let max_later = chain.max_links() - 1;
         for (index, table) in tables.enumerate() {
-            let start = (index as u32 + 1) * (link_doublings + 1);
-            let _ = chain
-                .links
-                .publish(index + 1, Link { table, start }, max_later);
+            let _ = chain.links.publish(index + 1, table, max_later);
         }
         chain
+    }
+
+    /// The links this chain may have under a limit of `limit` doublings.
+    fn shapes(&self, limit: u32) -> impl Iterator<Item = LinkShape> + use<F, B> {
+        let first_base = self.links.get(0).map_or(0, |first| first.buckets(0));
+        link_shapes(first_base, F::BITS, self.link_doublings, limit)
     }
 
     /// The most links: as many as the doubling limit and the stream allow.
@@ -170,7 +229,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// The first link (for the models, which drive one table).
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn first(&self) -> Option<&ExpandTable<F, B>> {
-        self.links.get(0).map(|link| &link.table)
+        self.links.get(0)
     }
 
     /// Links now (at least 1).
@@ -188,17 +247,17 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         (0..links).map_while(move |index| {
             let link = self.links.get(index)?;
             let key = match previous {
-                None => link.table.key(hash),
+                None => link.key(hash),
                 Some((older, before)) => next_link_key(
                     hash,
                     (older.scheme(), before),
                     self.link_doublings,
-                    link.table.scheme(),
-                    link.start,
+                    link.scheme(),
+                    index as u32 * (self.link_doublings + 1),
                 ),
             };
-            previous = Some((&link.table, key));
-            Some((&link.table, key))
+            previous = Some((link, key));
+            Some((link, key))
         })
     }
 
@@ -207,7 +266,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let links = self.link_count();
         if links == 1 {
-            let first = &self.links.get(0).map(|link| &link.table);
+            let first = self.links.get(0);
             return first.is_some_and(|table| table.contains(table.key(hash)));
         }
         self.keyed(hash, links)
@@ -310,30 +369,22 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let Some(newest) = self.links.get(links - 1) else {
             return false;
         };
-        let start = newest.start + self.link_doublings + 1;
-        let base = 2 * newest.table.buckets(self.link_doublings);
-        let max_links = self.max_links();
-        // Doublings once this link starts (its start counts as one).
-        let spent = links as u32 * (self.link_doublings + 1);
-        if links >= max_links || spent > self.max_doublings || start > 64 || base > 1 << 32 {
+        let Some(LinkShape { base, max_era, .. }) = self.shapes(self.max_doublings).nth(links)
+        else {
             return false;
-        }
+        };
         // As many stripes as the table wants, as long as twice their words divide it.
         let per_word = if B * (F::BITS as usize) < 64 { 2 } else { 1 };
         let mut stripes = target_stripes(base);
         while !base.is_multiple_of(2 * stripes as u64 * per_word) {
             stripes /= 2;
         }
-        let max_era = self.link_doublings.min(self.max_doublings - spent);
         let Ok(mut table) = ExpandTable::new(base, stripes, max_era) else {
             return false;
         };
-        table.limit_moves(newest.table.moves());
-        table.set_step(newest.table.step());
-        if !self
-            .links
-            .publish(links, Link { table, start }, max_links - 1)
-        {
+        table.limit_moves(newest.moves());
+        table.set_step(newest.step());
+        if !self.links.publish(links, table, self.max_links() - 1) {
             return false;
         }
         self.control
@@ -346,7 +397,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// buckets).
     pub(crate) fn doublings(&self) -> u32 {
         let links = self.link_count();
-        let newest = self.links.get(links - 1).map_or(0, |link| link.table.era());
+        let newest = self.links.get(links - 1).map_or(0, ExpandTable::era);
         (links as u32 - 1) * (self.link_doublings + 1) + newest
     }
 
@@ -359,60 +410,26 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// [`reachable_doublings`](Self::reachable_doublings) under a limit of `limit`
     /// doublings instead of the chain's own.
     fn reachable_within(&self, limit: u32) -> u32 {
-        let Some(first) = self.links.get(0) else {
-            return 0;
-        };
-        let per_link = self.link_doublings;
-        let (mut base, mut start) = (first.table.buckets(0), 0);
-        let scheme_era = Scheme::new(base, F::BITS).max_era();
-        let mut last_era = per_link.min(limit).min(scheme_era);
-        let mut reachable = last_era;
-        let max_links = (limit / (per_link + 1) + 1).min(MAX_LINKS as u32);
-        for link in 1..max_links {
-            // A link that cannot reach its last era starts no other.
-            let spent = link * (per_link + 1);
-            base = 2 * (base << per_link);
-            start += per_link + 1;
-            if last_era < per_link || spent > limit || start > 64 || base > 1 << 32 {
-                break;
-            }
-            last_era = per_link
-                .min(limit - spent)
-                .min(Scheme::new(base, F::BITS).max_era());
-            reachable = spent + last_era;
-        }
-        reachable
+        self.shapes(limit)
+            .last()
+            .map_or(0, |last| last.start + last.max_era)
     }
 
     /// Bytes of every link's table once the chain has made `doublings` doublings (a
     /// link's start counting as one), whatever its limit; `None` where a link's size or
     /// the stream stops it first.
     pub(crate) fn table_bytes_after(&self, doublings: u32) -> Option<u128> {
-        if doublings > self.reachable_within(u32::MAX) {
-            return None;
-        }
-        let first = self.links.get(0)?;
-        let bytes = |buckets: u64| u128::from(buckets) * (B as u128) * u128::from(F::BITS) / 8;
-        let per_link = self.link_doublings;
-        let (mut base, mut left, mut total) = (first.table.buckets(0), doublings, 0);
-        while left > per_link {
-            total += bytes(base << per_link);
-            base = 2 * (base << per_link);
-            left -= per_link + 1;
-        }
-        Some(total + bytes(base << left))
+        tables_bytes::<F, B>(self.shapes(u32::MAX), doublings)
     }
 
     /// The link inserts go to.
     pub(crate) fn newest_table(&self) -> Option<&ExpandTable<F, B>> {
-        self.links
-            .get(self.link_count() - 1)
-            .map(|link| &link.table)
+        self.links.get(self.link_count() - 1)
     }
 
     /// Every published link's table, oldest first.
     pub(crate) fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
-        (0..self.link_count()).filter_map(|index| self.links.get(index).map(|link| &link.table))
+        (0..self.link_count()).filter_map(|index| self.links.get(index))
     }
 
     /// Codes stored over all links.

@@ -843,10 +843,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             match self.place(ready, unique, current) {
                 Placement::Inserted => {
                     if moves > 0 {
+                        // Beside the era word that lookups read: the longest path is
+                        // written only when it grows.
+                        let longest = &self.control.longest_path;
                         self.control.kicked.fetch_add(1, Ordering::Relaxed);
-                        self.control
-                            .longest_path
-                            .fetch_max(moves, Ordering::Relaxed);
+                        if moves > longest.load(Ordering::Relaxed) {
+                            longest.fetch_max(moves, Ordering::Relaxed);
+                        }
                     }
                     return Ok(true);
                 }
@@ -956,8 +959,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// era began may not).
     fn partner(&self, index: u64, code: u64, era: Era) -> Option<Place> {
         let code = code as u32;
-        (code != 0 && (era == 0 || era + code.ilog2() >= F::BITS))
-            .then(|| self.scheme().partner(index, code, era))
+        Self::knows_first_block(code, era).then(|| self.scheme().partner(index, code, era))
+    }
+
+    /// Whether `code` is a code of `era` that knows its stream's first block: not
+    /// empty, and `era + len ≥ f` (module docs; every code a table of that era holds).
+    #[inline(always)]
+    fn knows_first_block(code: u32, era: Era) -> bool {
+        code != 0 && (era == 0 || era + code.ilog2() >= F::BITS)
+    }
+
+    /// The stripes of the era after one of `stripes` stripes at `era`: twice as many
+    /// while the table wants them (see `target_stripes`), never fewer.
+    fn next_stripes(&self, stripes: usize, era: Era) -> usize {
+        (2 * stripes)
+            .min(target_stripes(self.buckets(era + 1)))
+            .max(stripes)
     }
 
     /// Makes bucket `index` readable as `ready`'s era: splits its stripe first if it
@@ -1162,9 +1179,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         {
             return false;
         }
-        let next_stripes = (2 * stripes)
-            .min(target_stripes(self.buckets(era + 1)))
-            .max(stripes);
+        let next_stripes = self.next_stripes(stripes, era);
         if next_stripes > stripes && !self.stripes.append(stripes) {
             return false;
         }
@@ -1234,7 +1249,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Whether `code` can be a code of a table at `era` (every code knows the first
     /// `f` bits of its stream: `era + len ≥ f`, module docs); a decoder refuses others.
     pub(crate) fn code_fits(code: u64, era: Era) -> bool {
-        code == 0 || (code < 1 << F::BITS && (era == 0 || era + (code as u32).ilog2() >= F::BITS))
+        code == 0 || (code < 1 << F::BITS && Self::knows_first_block(code as u32, era))
     }
 
     /// A table at `era` holding `words` (the buckets of every era in order, as
@@ -1260,9 +1275,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let _ = table
                 .tables
                 .publish(past as usize + 1, segment, table.max_era as usize);
-            let next = (2 * stripes)
-                .min(target_stripes(table.buckets(past + 1)))
-                .max(stripes);
+            let next = table.next_stripes(stripes, past);
             if next > stripes {
                 table.stripes.append(stripes);
             }

@@ -18,6 +18,7 @@ use std::io::{self, Read, Write};
 
 use super::chunks::DumpChunks;
 use super::decode::{checked_body, decode_raw, read_kind};
+use super::encode::collect;
 use super::header::{Common, HasherId, Header, KIND_CHAINED, u32_at, u64_at};
 use super::{DecodeError, HEADER_LEN};
 use crate::chained::{ChainedCuckooFilter, MAX_SUB_FILTERS_LIMIT};
@@ -101,13 +102,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> ChainedCuckooFilt
 
     /// A snapshot of the filter as bytes; see [`write_to`](Self::write_to).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        let written = self.encode(&mut |block| {
-            bytes.extend_from_slice(block);
-            Ok(())
-        });
-        debug_assert!(written.is_ok(), "a Vec sink never fails");
-        bytes
+        collect(0, |mut sink| self.encode(&mut sink))
     }
 
     /// A snapshot cut into checked chunks of at most `max_chunk_bytes` bytes (see

@@ -55,6 +55,13 @@ impl DumpChunks {
         }
     }
 
+    /// The chunks of an encoding whose closing CRC-32 covers everything before it,
+    /// tables and all, and so names it (a single filter's, a growable filter's).
+    pub(crate) fn named_by_checksum(encoding: Vec<u8>, max_chunk_bytes: usize) -> Self {
+        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
+        Self::new(encoding, max_chunk_bytes, identity)
+    }
+
     /// Bytes of the whole encoding the chunks carry.
     pub fn encoding_len(&self) -> usize {
         self.encoding.len()
@@ -246,9 +253,6 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> CuckooFilter<F, B
     ///
     /// **Locking behaviour:** as `to_bytes`, while the iterator is made; none after.
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
-        let encoding = self.to_bytes();
-        // The checksum that ends the encoding covers the whole table.
-        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
-        DumpChunks::new(encoding, max_chunk_bytes, identity)
+        DumpChunks::named_by_checksum(self.to_bytes(), max_chunk_bytes)
     }
 }

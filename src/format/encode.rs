@@ -110,13 +110,24 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> CuckooFilter<F, B
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(self.raw.encoded_len());
         let hasher = HasherId::of(&self.hasher);
-        let written = self.raw.encode(hasher, &mut |block| {
-            bytes.extend_from_slice(block);
-            Ok(())
-        });
-        debug_assert!(written.is_ok(), "a Vec sink never fails");
-        bytes
+        collect(self.raw.encoded_len(), |mut sink| {
+            self.raw.encode(hasher, &mut sink)
+        })
     }
+}
+
+/// The blocks `encode` sends to its sink, collected into one buffer of `capacity`
+/// bytes to start with: every kind's `to_bytes`.
+pub(crate) fn collect(
+    capacity: usize,
+    encode: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(capacity);
+    let written = encode(&mut |block| {
+        bytes.extend_from_slice(block);
+        Ok(())
+    });
+    debug_assert!(written.is_ok(), "a Vec sink never fails");
+    bytes
 }

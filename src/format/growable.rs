@@ -36,9 +36,10 @@ use std::io::{self, Read, Write};
 
 use super::chunks::DumpChunks;
 use super::decode::{checked_body, read_kind};
+use super::encode::collect;
 use super::header::{Common, HasherId, KIND_GROWABLE, table_words, u32_at, u64_at};
 use super::{DecodeError, HEADER_LEN};
-use crate::expand::chain::{Chain, MAX_LINKS, next_link_key};
+use crate::expand::chain::{Chain, MAX_LINKS, link_shapes, next_link_key};
 use crate::expand::engine::{ExpandTable, max_moves};
 use crate::expand::scheme::{Era, Scheme};
 use crate::fingerprint::GrowableFingerprint;
@@ -138,13 +139,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
 
     /// A snapshot of the filter as bytes; see [`write_to`](Self::write_to).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        let written = self.encode(&mut |block| {
-            bytes.extend_from_slice(block);
-            Ok(())
-        });
-        debug_assert!(written.is_ok(), "a Vec sink never fails");
-        bytes
+        collect(0, |mut sink| self.encode(&mut sink))
     }
 
     /// A snapshot cut into checked chunks of at most `max_chunk_bytes` bytes (see
@@ -154,9 +149,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// [`into_bytes`](crate::ChunkLoader::into_bytes). The dump identity is the CRC-32
     /// that ends the encoding.
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
-        let encoding = self.to_bytes();
-        let identity = u32::from_le_bytes(encoding[encoding.len() - 4..].try_into().unwrap());
-        DumpChunks::new(encoding, max_chunk_bytes, identity)
+        DumpChunks::named_by_checksum(self.to_bytes(), max_chunk_bytes)
     }
 
     fn encode(&self, sink: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
@@ -234,6 +227,8 @@ pub(crate) struct TableRecord<'a> {
     pub(crate) era: Era,
     /// The most doublings the table may make (its limit in the chain).
     pub(crate) max_era: Era,
+    /// The stream bit its keys start at.
+    pub(crate) start: u32,
     /// The little-endian words of its `base · 2^era` buckets, in bucket order.
     pub(crate) words: &'a [u8],
 }
@@ -256,7 +251,9 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
     let mut rest = &body[HEADER_LEN..];
     let mut tables: Vec<TableRecord<'_>> = Vec::new();
     let per_link = header.link_doublings;
-    for link in 0..header.links {
+    // Where each table must stand, from the first one's size (once it is checked).
+    let mut shapes = Vec::new();
+    for link in 0..header.links as usize {
         let Some((fields, after)) = rest.split_first_chunk::<16>() else {
             return Err(DecodeError::InvalidHeader("length"));
         };
@@ -266,20 +263,21 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
         if !ExpandTable::<F, B>::sizes_fit(base, stripes) {
             return Err(DecodeError::InvalidHeader("table size"));
         }
-        let spent = link * (per_link + 1);
-        if let Some(older) = tables.last() {
-            // A table starts twice the size of the one before at its last era.
-            if Some(base) != (older.base << per_link).checked_mul(2) || spent > 64 {
-                return Err(DecodeError::InvalidHeader("table size"));
+        if link == 0 {
+            if per_link > Scheme::new(base, F::BITS).max_era() {
+                return Err(DecodeError::InvalidHeader("doublings"));
             }
-        } else if per_link > Scheme::new(base, F::BITS).max_era() {
-            return Err(DecodeError::InvalidHeader("doublings"));
+            shapes = link_shapes(base, F::BITS, per_link, header.max_doublings).collect();
         }
-        let Some(left) = header.max_doublings.checked_sub(spent) else {
-            return Err(DecodeError::InvalidHeader("doublings"));
+        let Some(shape) = shapes.get(link) else {
+            return Err(DecodeError::InvalidHeader("tables"));
         };
-        let max_era = per_link.min(left).min(Scheme::new(base, F::BITS).max_era());
-        let last = link + 1 == header.links;
+        // A table starts twice the size of the one before at its last era.
+        if base != shape.base {
+            return Err(DecodeError::InvalidHeader("table size"));
+        }
+        let max_era = shape.max_era;
+        let last = link + 1 == header.links as usize;
         if era > max_era || (!last && era != per_link) {
             return Err(DecodeError::InvalidHeader("doublings"));
         }
@@ -293,6 +291,7 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
             stripes,
             era,
             max_era,
+            start: shape.start,
             words,
         };
         let mut codes = 0u64;
@@ -455,18 +454,18 @@ pub(crate) struct GrowableTables<'a> {
 
 impl<'a> GrowableTables<'a> {
     pub(crate) fn new(layout: Layout<'a>) -> Self {
-        let per_link = layout.link_doublings;
-        let tables = (0u32..)
-            .zip(layout.tables)
-            .map(|(link, table)| {
+        let tables = layout
+            .tables
+            .iter()
+            .map(|table| {
                 let scheme = Scheme::new(table.base, layout.bits);
-                (scheme, table.era, link * (per_link + 1), table.words)
+                (scheme, table.era, table.start, table.words)
             })
             .collect();
         Self {
             bits: layout.bits,
             slots: layout.slots,
-            link_doublings: per_link,
+            link_doublings: layout.link_doublings,
             tables,
         }
     }
