@@ -365,6 +365,15 @@ MUTATIONS = {
         """        for &(scheme, era, start, words) in &self.tables {""",
         """        for &(scheme, era, start, words) in self.tables.iter().take(1) {""",
     ),
+    "t15": (
+        "tests/exclusive.rs::exclusive_and_shared_growable_operations_leave_the_same_table",
+        "a split or a kick move made with exclusive access skips its stores",
+        "src/expand/stripes.rs",
+        """        if !A::SHARED {
+            rewrite();""",
+        """        if !A::SHARED {
+            let _ = rewrite;""",
+    ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",

@@ -7,9 +7,54 @@ use std::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::filter::CuckooFilter;
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, GrowableFingerprint};
+use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::stripe::Exclusive;
+
+/// The keyed operations of an exclusive wrapper of `$filter`: each hashes its key with
+/// the filter's hasher and runs the `_hash` form.
+macro_rules! keyed_methods {
+    ($filter:ident) => {
+        #[doc = concat!("[`", stringify!($filter), "::insert`], without locks.")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($filter), "::insert`]: nothing changed.")]
+        #[inline]
+        pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), InsertError> {
+            self.insert_hash(self.filter.hash(key))
+        }
+
+        #[doc = concat!("[`", stringify!($filter), "::insert_unique`], without locks.")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($filter), "::insert`].")]
+        #[inline]
+        pub fn insert_unique<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool, InsertError> {
+            self.insert_unique_hash(self.filter.hash(key))
+        }
+
+        #[doc = concat!("[`", stringify!($filter), "::contains`], without the seqlock check.")]
+        #[inline]
+        pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+            self.contains_hash(self.filter.hash(key))
+        }
+
+        #[doc = concat!("[`", stringify!($filter), "::count`], without the seqlock check.")]
+        #[inline]
+        pub fn count<T: Hash + ?Sized>(&self, key: &T) -> usize {
+            self.count_hash(self.filter.hash(key))
+        }
+
+        #[doc = concat!("[`", stringify!($filter), "::remove`], without locks.")]
+        #[inline]
+        pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+            self.remove_hash(self.filter.hash(key))
+        }
+    };
+}
 
 /// The operations of a [`CuckooFilter`] for the holder of its only reference, in the
 /// shape std uses for this (`Mutex::get_mut`): made by
@@ -54,43 +99,7 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
 }
 
 impl<F: Fingerprint, const B: usize, S: BuildHasher> ExclusiveFilter<'_, F, B, S> {
-    /// [`CuckooFilter::insert`], without locks.
-    ///
-    /// # Errors
-    ///
-    /// As [`CuckooFilter::insert`]: the filter is unchanged.
-    #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), InsertError> {
-        self.insert_hash(self.filter.hash(key))
-    }
-
-    /// [`CuckooFilter::insert_unique`], without locks.
-    ///
-    /// # Errors
-    ///
-    /// As [`CuckooFilter::insert`].
-    #[inline]
-    pub fn insert_unique<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool, InsertError> {
-        self.insert_unique_hash(self.filter.hash(key))
-    }
-
-    /// [`CuckooFilter::contains`], without the seqlock check.
-    #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(self.filter.hash(key))
-    }
-
-    /// [`CuckooFilter::count`], without the seqlock check.
-    #[inline]
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> usize {
-        self.count_hash(self.filter.hash(key))
-    }
-
-    /// [`CuckooFilter::remove`], without locks.
-    #[inline]
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.remove_hash(self.filter.hash(key))
-    }
+    keyed_methods!(CuckooFilter);
 
     /// [`insert`](Self::insert) for a pre-hashed key.
     ///
@@ -136,6 +145,95 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> ExclusiveFilter<'_, F, B, S
 
     /// The filter itself, for its figures (`len`, `stats`, ...).
     pub fn filter(&self) -> &CuckooFilter<F, B, S> {
+        self.filter
+    }
+}
+
+/// The operations of a [`GrowableCuckooFilter`] for the holder of its only reference:
+/// made by [`GrowableCuckooFilter::exclusive`], as [`ExclusiveFilter`] is for the core
+/// filter.
+///
+/// Every operation runs the shared operations' own steps (the same buckets, splits,
+/// kick paths and doublings) without their locks, read-modify-writes and seqlock
+/// checks, so it leaves exactly the table the shared operations would after the same
+/// calls (`tests/exclusive.rs` compares their snapshots byte for byte). A stripe that a
+/// doubling left unsplit is read as it is, and split by the first write that needs it,
+/// as in the shared path.
+///
+/// ```
+/// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+///
+/// let mut filter = GrowableCuckooFilter::with_capacity(100);
+/// {
+///     let mut owned = filter.exclusive();
+///     for key in 0..1_000 {
+///         owned.insert(&key)?; // doubles in place as it fills
+///     }
+///     assert!(owned.remove(&7));
+/// }
+/// assert!(filter.contains(&999)); // shared again
+/// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+/// ```
+pub struct ExclusiveGrowableFilter<'a, F = u16, const B: usize = 4, S = DefaultHashBuilder> {
+    filter: &'a mut GrowableCuckooFilter<F, B, S>,
+    access: Exclusive,
+}
+
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilter<F, B, S> {
+    /// The filter's operations without locks, for as long as it is borrowed mutably (see
+    /// [`ExclusiveGrowableFilter`]).
+    pub fn exclusive(&mut self) -> ExclusiveGrowableFilter<'_, F, B, S> {
+        let access = Exclusive::of(self);
+        ExclusiveGrowableFilter {
+            filter: self,
+            access,
+        }
+    }
+}
+
+impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> ExclusiveGrowableFilter<'_, F, B, S> {
+    keyed_methods!(GrowableCuckooFilter);
+
+    /// [`insert`](Self::insert) for a pre-hashed key.
+    ///
+    /// # Errors
+    ///
+    /// As [`GrowableCuckooFilter::insert`].
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> Result<(), InsertError> {
+        self.filter.chain.insert(self.access, hash, false).map(drop)
+    }
+
+    /// [`insert_unique`](Self::insert_unique) for a pre-hashed key.
+    ///
+    /// # Errors
+    ///
+    /// As [`GrowableCuckooFilter::insert`].
+    #[inline]
+    pub fn insert_unique_hash(&mut self, hash: u64) -> Result<bool, InsertError> {
+        self.filter.chain.insert(self.access, hash, true)
+    }
+
+    /// [`contains`](Self::contains) for a pre-hashed key.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.filter.chain.contains(self.access, hash)
+    }
+
+    /// [`count`](Self::count) for a pre-hashed key.
+    #[inline]
+    pub fn count_hash(&self, hash: u64) -> usize {
+        self.filter.chain.count(self.access, hash)
+    }
+
+    /// [`remove`](Self::remove) for a pre-hashed key.
+    #[inline]
+    pub fn remove_hash(&mut self, hash: u64) -> bool {
+        self.filter.chain.remove(self.access, hash)
+    }
+
+    /// The filter itself, for its figures (`len`, `doublings`, `stats`, ...).
+    pub fn filter(&self) -> &GrowableCuckooFilter<F, B, S> {
         self.filter
     }
 }

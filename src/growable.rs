@@ -17,6 +17,7 @@ use crate::expand::engine::ExpandTable;
 use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
 use crate::stats::Stats;
+use crate::stripe::Shared;
 
 /// The default growth factor: the table doubles (RedisBloom's default `EXPANSION`).
 pub const DEFAULT_GROWTH: usize = 2;
@@ -71,7 +72,7 @@ const FIRST_LOAD: f64 = 0.95;
 /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
 /// ```
 pub struct GrowableCuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
-    chain: Chain<F, B>,
+    pub(crate) chain: Chain<F, B>,
     hasher: S,
 }
 
@@ -127,7 +128,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     ///
     /// As `insert`.
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.chain.insert(hash, false).map(drop)
+        self.chain.insert(Shared, hash, false).map(drop)
     }
 
     /// Adds `key` only if no copy of it (probably) is present, in one atomic step: two
@@ -148,7 +149,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     ///
     /// As `insert`.
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        self.chain.insert(hash, true)
+        self.chain.insert(Shared, hash, true)
     }
 
     /// Whether `key` is probably present.
@@ -164,7 +165,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`contains`](Self::contains) for a pre-hashed key.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.chain.contains(hash)
+        self.chain.contains(Shared, hash)
     }
 
     /// Codes that answer for `key` (never fewer than its copies inserted and not
@@ -177,7 +178,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`count`](Self::count) for a pre-hashed key.
     #[inline]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.chain.count(hash)
+        self.chain.count(Shared, hash)
     }
 
     /// Removes one copy of `key`: the longest code that answers for it, which never
@@ -195,7 +196,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`remove`](Self::remove) for a pre-hashed key.
     #[inline]
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.chain.remove(hash)
+        self.chain.remove(Shared, hash)
     }
 
     /// [`contains`](Self::contains) for each key, in order (lazy).

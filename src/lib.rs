@@ -112,8 +112,9 @@
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts, the
 //! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
 //! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
-//! `builder` (the public API), `exclusive` ([`ExclusiveFilter`]: the operations without
-//! locks for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]) on
+//! `builder` (the public API), `exclusive` ([`ExclusiveFilter`] and
+//! [`ExclusiveGrowableFilter`]: the operations without locks for the holder of the only
+//! reference), `growable` ([`GrowableCuckooFilter`]) on
 //! `expand` (the table that doubles in place: its scheme, its concurrent engine and
 //! links, and the reference model, with the design), `chained`
 //! ([`ChainedCuckooFilter`], the chain of sub-filters it replaced), `recent`
@@ -159,7 +160,7 @@ pub use chained::{
     ChainedBuilder, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS_LIMIT,
 };
 pub use error::{BuildError, InsertError, InsertManyError};
-pub use exclusive::ExclusiveFilter;
+pub use exclusive::{ExclusiveFilter, ExclusiveGrowableFilter};
 pub use filter::CuckooFilter;
 pub use fingerprint::{Fingerprint, GrowableFingerprint};
 pub use format::{

@@ -218,7 +218,7 @@ fn filter_or_create(
 }
 
 /// One insert, counted; `Ok(true)` if the item was added.
-fn insert_one(filter: &CuckooKey, item: &[u8], unique: bool) -> Result<bool, RedisError> {
+fn insert_one(filter: &mut CuckooKey, item: &[u8], unique: bool) -> Result<bool, RedisError> {
     let result = if unique {
         filter.insert_unique(item)
     } else {

@@ -47,6 +47,37 @@ macro_rules! with_filter {
     };
 }
 
+/// Runs `$body` with `$f` bound to the filter's operations for the holder of its only
+/// reference: a growable filter's exclusive path (no lock, no seqlock check; Redis runs
+/// commands one at a time), a chain's shared one (it has no other). Both leave the
+/// table the shared path would, so replicas and AOF replays match.
+macro_rules! with_owned {
+    ($filter:expr, $f:ident => $body:expr) => {
+        match $filter {
+            Filter::Fp16x4(filter) => {
+                let mut $f = filter.exclusive();
+                $body
+            }
+            Filter::Fp16x8(filter) => {
+                let mut $f = filter.exclusive();
+                $body
+            }
+            Filter::Fp8x4(filter) => {
+                let mut $f = filter.exclusive();
+                $body
+            }
+            Filter::Fp8x8(filter) => {
+                let mut $f = filter.exclusive();
+                $body
+            }
+            Filter::Chained16x4($f) => $body,
+            Filter::Chained16x8($f) => $body,
+            Filter::Chained8x4($f) => $body,
+            Filter::Chained8x8($f) => $body,
+        }
+    };
+}
+
 /// Where a filter stands against its growth limit, in filters as RedisBloom counts
 /// them: 1, and one more per expansion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,13 +299,13 @@ impl CuckooKey {
         }
     }
 
-    pub fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
-        with_filter!(&self.filter, f => f.insert(item))
+    pub fn insert(&mut self, item: &[u8]) -> Result<(), InsertError> {
+        with_owned!(&mut self.filter, f => f.insert(item))
     }
 
     /// `Ok(false)`: already present (or a false positive).
-    pub fn insert_unique(&self, item: &[u8]) -> Result<bool, InsertError> {
-        with_filter!(&self.filter, f => f.insert_unique(item))
+    pub fn insert_unique(&mut self, item: &[u8]) -> Result<bool, InsertError> {
+        with_owned!(&mut self.filter, f => f.insert_unique(item))
     }
 
     pub fn contains(&self, item: &[u8]) -> bool {
@@ -286,7 +317,7 @@ impl CuckooKey {
     }
 
     pub fn remove(&mut self, item: &[u8]) -> bool {
-        let removed = with_filter!(&self.filter, f => f.remove(item));
+        let removed = with_owned!(&mut self.filter, f => f.remove(item));
         self.settings.deleted += u64::from(removed);
         removed
     }

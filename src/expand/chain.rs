@@ -20,6 +20,7 @@ use super::segments::Segments;
 use super::stripes::target_stripes;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
+use crate::stripe::Access;
 use crate::sync::{AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 
 /// Links a chain may have: each spends `link doublings + 1` bits of a key's 96-bit
@@ -263,31 +264,31 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     /// Whether a code in any link answers for `hash`.
     #[inline]
-    pub(crate) fn contains(&self, hash: u64) -> bool {
+    pub(crate) fn contains<A: Access>(&self, access: A, hash: u64) -> bool {
         let links = self.link_count();
         if links == 1 {
             let first = self.links.get(0);
-            return first.is_some_and(|table| table.contains(table.key(hash)));
+            return first.is_some_and(|table| table.contains(access, table.key(hash)));
         }
         self.keyed(hash, links)
-            .any(|(table, key)| table.contains(key))
+            .any(|(table, key)| table.contains(access, key))
     }
 
     /// Codes over all links that answer for `hash`.
-    pub(crate) fn count(&self, hash: u64) -> usize {
+    pub(crate) fn count<A: Access>(&self, access: A, hash: u64) -> usize {
         self.keyed(hash, self.link_count())
-            .map(|(table, key)| table.count(key))
+            .map(|(table, key)| table.count(access, key))
             .sum()
     }
 
     /// Removes the longest code that answers for `hash`: from the newest link that has
     /// one. False if none does.
-    pub(crate) fn remove(&self, hash: u64) -> bool {
+    pub(crate) fn remove<A: Access>(&self, access: A, hash: u64) -> bool {
         let keyed: Vec<_> = self.keyed(hash, self.link_count()).collect();
         keyed
             .into_iter()
             .rev()
-            .any(|(table, key)| table.remove(key))
+            .any(|(table, key)| table.remove(access, key))
     }
 
     /// Adds a code for `hash` to the newest link (only if no link answers for it when
@@ -302,29 +303,49 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// placement that checked the count before has then ended, and none that checks it
     /// after can succeed. (Without this, two unique inserts of one key on either side
     /// of a link's start both added it: loom model (q).)
-    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        let result = self.insert_inner(hash, unique);
+    pub(crate) fn insert<A: Access>(
+        &self,
+        access: A,
+        hash: u64,
+        unique: bool,
+    ) -> Result<bool, InsertError> {
+        let result = self.insert_inner(access, hash, unique);
         if let Err(error) = result {
             let counter = match error {
                 InsertError::TooManyCopies => &self.control.refused_copies,
                 _ => &self.control.refused_full,
             };
-            counter.fetch_add(1, Ordering::Relaxed);
+            // With exclusive access, without a read-modify-write.
+            if A::SHARED {
+                counter.fetch_add(1, Ordering::Relaxed);
+            } else {
+                counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
         }
         result
     }
 
-    fn insert_inner(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+    fn insert_inner<A: Access>(
+        &self,
+        access: A,
+        hash: u64,
+        unique: bool,
+    ) -> Result<bool, InsertError> {
         let mut started = false;
         loop {
             let links = self.link_count();
             if unique {
-                for (table, key) in self.keyed(hash, links).take(links - 1) {
+                // With exclusive access no placement can be under way.
+                for (table, key) in self
+                    .keyed(hash, links)
+                    .take(links - 1)
+                    .filter(|_| A::SHARED)
+                {
                     table.pass_pair_lock(key);
                 }
                 if self
                     .keyed(hash, links)
-                    .any(|(table, key)| table.count(key) > 0)
+                    .any(|(table, key)| table.count(access, key) > 0)
                 {
                     return Ok(false);
                 }
@@ -333,7 +354,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 return Err(InsertError::Full);
             };
             let current = || self.link_count() == links;
-            let Some(result) = newest.insert_while(key, unique, &current) else {
+            let Some(result) = newest.insert_while(access, key, unique, &current) else {
                 continue;
             };
             match result {
@@ -342,7 +363,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                         && newest.era() == self.link_doublings
                         && newest.len() >= newest.capacity() / 2 =>
                 {
-                    if !self.start_link(links) {
+                    if !self.start_link::<A>(links) {
                         return Err(InsertError::Full);
                     }
                     started = true;
@@ -356,13 +377,13 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn start_link_now(&self) -> bool {
         let links = self.link_count();
-        self.start_link(links) && self.link_count() > links
+        self.start_link::<crate::stripe::Shared>(links) && self.link_count() > links
     }
 
     /// Starts link number `links` if the chain still has `links` links (true if it, or
     /// another thread, did); false past the last link, or if the memory cannot be had.
-    fn start_link(&self, links: usize) -> bool {
-        let _growing = self.control.growing.lock();
+    fn start_link<A: Access>(&self, links: usize) -> bool {
+        let _growing = A::SHARED.then(|| self.control.growing.lock());
         if self.link_count() != links {
             return true;
         }
@@ -491,8 +512,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expand::churn::{Shared, concurrent_churn};
+    use crate::expand::churn::{Churned, concurrent_churn};
     use crate::expand::model::ExpandChain;
+    use crate::stripe::Shared;
 
     fn chain<F: Fingerprint, const B: usize>(
         base: u64,
@@ -525,7 +547,7 @@ mod tests {
                     keys[rng.usize(0..keys.len())]
                 };
                 let expected = model.insert(hash);
-                let got = engine.insert(hash, false).map(|_| ());
+                let got = engine.insert(Shared, hash, false).map(|_| ());
                 assert_eq!(got, expected, "step {step}: insert {hash:#x}");
                 match expected {
                     Ok(()) => keys.push(hash),
@@ -535,10 +557,14 @@ mod tests {
             } else if !keys.is_empty() {
                 let hash = keys.swap_remove(rng.usize(0..keys.len()));
                 assert!(model.remove(hash));
-                assert!(engine.remove(hash), "step {step}: remove {hash:#x}");
+                assert!(engine.remove(Shared, hash), "step {step}: remove {hash:#x}");
             }
             let probe = rng.u64(..);
-            assert_eq!(engine.count(probe), model.count(probe), "step {step}");
+            assert_eq!(
+                engine.count(Shared, probe),
+                model.count(probe),
+                "step {step}"
+            );
             if step % 401 == 0 {
                 assert_eq!(engine.link_count(), model.links(), "step {step}");
                 let codes: Vec<Vec<u32>> = engine
@@ -553,7 +579,7 @@ mod tests {
         assert_eq!(engine.doublings(), model.doublings());
         assert_eq!(engine.len(), model.len());
         for &hash in &keys {
-            assert!(engine.contains(hash));
+            assert!(engine.contains(Shared, hash));
         }
     }
 
@@ -564,15 +590,15 @@ mod tests {
         drives_like_the_model::<u8, 8>(8, 2, 4, 3);
     }
 
-    impl<F: Fingerprint, const B: usize> Shared for Chain<F, B> {
+    impl<F: Fingerprint, const B: usize> Churned for Chain<F, B> {
         fn insert(&self, hash: u64) -> bool {
-            Chain::insert(self, hash, false).is_ok()
+            Chain::insert(self, Shared, hash, false).is_ok()
         }
         fn remove(&self, hash: u64) -> bool {
-            Chain::remove(self, hash)
+            Chain::remove(self, Shared, hash)
         }
         fn contains(&self, hash: u64) -> bool {
-            Chain::contains(self, hash)
+            Chain::contains(self, Shared, hash)
         }
         fn doublings(&self) -> u32 {
             Chain::doublings(self)
@@ -601,7 +627,7 @@ mod tests {
                 for _ in 0..3 {
                     scope.spawn(|| {
                         for (key, added) in keys.iter().zip(&added) {
-                            match chain.insert(*key, true) {
+                            match chain.insert(Shared, *key, true) {
                                 Ok(true) => {
                                     added.fetch_add(1, Relaxed);
                                 }
@@ -614,7 +640,7 @@ mod tests {
             });
             assert_eq!(chain.link_count(), 3, "both links started");
             for (key, added) in keys.iter().zip(&added) {
-                assert_eq!(chain.count(*key), 1, "key {key:#x}");
+                assert_eq!(chain.count(Shared, *key), 1, "key {key:#x}");
                 assert_eq!(added.load(Relaxed), 1, "key {key:#x}");
             }
         }

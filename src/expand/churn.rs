@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the churn drives: a table or a chain, on hashes.
-pub(crate) trait Shared: Sync {
+pub(crate) trait Churned: Sync {
     /// False when the insert failed (the churn's writer then stops).
     fn insert(&self, hash: u64) -> bool;
     fn remove(&self, hash: u64) -> bool;
@@ -27,7 +27,7 @@ fn spread(x: u64) -> u64 {
 /// at least, give or take one (`64 << d` keys do for an 8-bucket table of up to 8
 /// slots). Returns the reader's lookups.
 pub(crate) fn concurrent_churn(
-    engine: &impl Shared,
+    engine: &impl Churned,
     keys_per_writer: u64,
     doublings: u32,
     round: u64,

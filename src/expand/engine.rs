@@ -46,6 +46,7 @@ use super::segments::{Segments, position};
 use super::stripes::{GrowingStripes, SPLIT, bumped, target_stripes};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
+use crate::stripe::{Access, Shared};
 use crate::sync::{AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
 use crate::table::Table;
 
@@ -560,7 +561,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `probe`'s answer on a consistent read of the key's two buckets (see the module
     /// docs for the protocol).
     #[inline(always)]
-    fn read<R>(&self, key: Key, probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
+    fn read<A: Access, R>(&self, key: Key, probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
         let sides = self.sides(key);
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {
@@ -597,6 +598,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 let views = [parent(0), parent(1)];
                 answer = probe(&self.load_pair(&views), &views);
             }
+            if !A::SHARED {
+                // No write can overlap: the stamps only said which stripes are split.
+                return answer;
+            }
             // Orders the bucket loads before the re-reads (the core filter's seqlock).
             fence(Ordering::Acquire);
             // Combined without short-circuits: one well-predicted branch.
@@ -621,7 +626,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let word = self.word();
             let era = word.era();
             let stripes = sides.map(|side| self.stripe_of(self.index(Self::spot(side, era)), word));
-            let _guards = self.lock_pair(stripes);
+            let _guards = self.lock_pair::<Shared>(stripes);
             if self.word() != word {
                 continue;
             }
@@ -639,19 +644,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Whether a code answers for `key`.
     #[inline]
-    pub(crate) fn contains(&self, key: Key) -> bool {
-        self.read(key, |pair, views| Self::matches(pair, views).any())
+    pub(crate) fn contains<A: Access>(&self, _access: A, key: Key) -> bool {
+        self.read::<A, _>(key, |pair, views| Self::matches(pair, views).any())
     }
 
     /// Codes in `key`'s two buckets that answer for it.
-    pub(crate) fn count(&self, key: Key) -> usize {
-        self.read(key, |pair, views| Self::matches(pair, views).count())
+    pub(crate) fn count<A: Access>(&self, _access: A, key: Key) -> usize {
+        self.read::<A, _>(key, |pair, views| Self::matches(pair, views).count())
     }
 
     // ----- writing -----
 
-    /// Locks two stripes in ascending order (once if equal).
-    fn lock_pair(&self, stripes: [usize; 2]) -> [Option<LockGuard<'_>>; 2] {
+    /// Locks two stripes in ascending order (once if equal); exclusive access holds
+    /// them all already.
+    fn lock_pair<A: Access>(&self, stripes: [usize; 2]) -> [Option<LockGuard<'_>>; 2] {
+        if !A::SHARED {
+            return [None, None];
+        }
         let (low, high) = (stripes[0].min(stripes[1]), stripes[0].max(stripes[1]));
         let low_guard = self.stripes.lock(low);
         let high_guard = if high != low {
@@ -670,7 +679,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// The key's two buckets at the current era, after splitting their stripes if
     /// they were not split yet.
-    fn ready(&self, key: Key) -> Ready {
+    fn ready<A: Access>(&self, key: Key) -> Ready {
         let sides = self.sides(key);
         loop {
             let word = self.word();
@@ -680,7 +689,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let mut split = true;
             for stripe in stripes {
                 if !self.is_split(stripe) {
-                    self.split_stripe(stripe);
+                    self.split_stripe::<A>(stripe);
                     split = false;
                 }
             }
@@ -697,8 +706,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Locks `ready`'s two stripes if the era is still `ready`'s (then it stays so
     /// while they are held, and so do both stripes' split states).
-    fn lock_ready(&self, ready: &Ready) -> Option<[Option<LockGuard<'_>>; 2]> {
-        let guards = self.lock_pair(ready.stripes);
+    fn lock_ready<A: Access>(&self, ready: &Ready) -> Option<[Option<LockGuard<'_>>; 2]> {
+        let guards = self.lock_pair::<A>(ready.stripes);
         (self.word() == ready.word).then_some(guards)
     }
 
@@ -739,7 +748,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[cfg(test)]
     pub(crate) fn insert(&self, key: Key, unique: bool) -> Result<bool, InsertError> {
         // Never `None`: the condition always holds.
-        self.insert_while(key, unique, &|| true)
+        self.insert_while(Shared, key, unique, &|| true)
             .unwrap_or(Err(InsertError::Full))
     }
 
@@ -747,22 +756,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `current()` holds, checked under the pair lock (a chain's "the link count I
     /// read": see `chain.rs`, "unique inserts"). `None`: it no longer held, and nothing
     /// was added.
-    pub(crate) fn insert_while(
+    pub(crate) fn insert_while<A: Access>(
         &self,
+        _access: A,
         key: Key,
         unique: bool,
         current: &dyn Fn() -> bool,
     ) -> Option<Result<bool, InsertError>> {
         let mut doublings = 0;
         loop {
-            let ready = self.ready(key);
-            let no_room = match self.place(&ready, unique, current) {
+            let ready = self.ready::<A>(key);
+            let no_room = match self.place::<A>(&ready, unique, current) {
                 Placement::Inserted => return Some(Ok(true)),
                 Placement::AlreadyPresent => return Some(Ok(false)),
                 Placement::OnlyCopies => return Some(Err(InsertError::TooManyCopies)),
                 Placement::Stale => continue,
                 Placement::Superseded => return None,
-                Placement::Full => match self.kick_and_place(&ready, unique, current) {
+                Placement::Full => match self.kick_and_place::<A>(&ready, unique, current) {
                     Ok(inserted) => return Some(Ok(inserted)),
                     Err(no_room) => no_room,
                 },
@@ -786,7 +796,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     if doublings == MAX_DOUBLINGS_PER_INSERT || !half_full {
                         return Some(Err(InsertError::Full));
                     }
-                    match self.grow(ready.word, Era::from(self.step)) {
+                    match self.grow::<A>(ready.word, Era::from(self.step)) {
                         Growth::Grown => doublings += 1,
                         Growth::ByAnother => {}
                         Growth::Impossible => return Some(Err(InsertError::Full)),
@@ -798,8 +808,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Puts the key's code into the emptier of its two buckets (the first on a tie, its
     /// first free slot), under the pair lock.
-    fn place(&self, ready: &Ready, unique: bool, current: &dyn Fn() -> bool) -> Placement {
-        let Some(_guards) = self.lock_ready(ready) else {
+    fn place<A: Access>(
+        &self,
+        ready: &Ready,
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Placement {
+        let Some(_guards) = self.lock_ready::<A>(ready) else {
             return Placement::Stale;
         };
         if unique && !current() {
@@ -829,7 +844,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Searches for a kick path and moves along it, then places the key; a bounded
     /// number of times if concurrent writers break the path or take the freed slot.
-    fn kick_and_place(
+    fn kick_and_place<A: Access>(
         &self,
         ready: &Ready,
         unique: bool,
@@ -837,19 +852,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     ) -> Result<bool, NoRoom> {
         let mut nodes = Tree::new();
         for _ in 0..MAX_SEARCHES {
-            let Some(moves) = self.make_room(ready, &mut nodes)? else {
+            let Some(moves) = self.make_room::<A>(ready, &mut nodes)? else {
                 continue;
             };
-            match self.place(ready, unique, current) {
+            match self.place::<A>(ready, unique, current) {
                 Placement::Inserted => {
                     if moves > 0 {
-                        // Beside the era word that lookups read: the longest path is
-                        // written only when it grows.
-                        let longest = &self.control.longest_path;
-                        self.control.kicked.fetch_add(1, Ordering::Relaxed);
-                        if moves > longest.load(Ordering::Relaxed) {
-                            longest.fetch_max(moves, Ordering::Relaxed);
-                        }
+                        self.count_kick::<A>(moves);
                     }
                     return Ok(true);
                 }
@@ -862,12 +871,30 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         Err(NoRoom::Full)
     }
 
+    /// Counts an insert that moved `moves` codes to make room. Beside the era word that
+    /// lookups read, so the longest path is written only when it grows; with exclusive
+    /// access, without a read-modify-write.
+    fn count_kick<A: Access>(&self, moves: u32) {
+        let (kicked, longest) = (&self.control.kicked, &self.control.longest_path);
+        if A::SHARED {
+            kicked.fetch_add(1, Ordering::Relaxed);
+            if moves > longest.load(Ordering::Relaxed) {
+                longest.fetch_max(moves, Ordering::Relaxed);
+            }
+        } else {
+            kicked.store(kicked.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            if moves > longest.load(Ordering::Relaxed) {
+                longest.store(moves, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// One breadth-first search from both of the key's buckets for a path to a free
     /// slot, and the moves along it from the free end back. `Ok(Some(moves))`: a slot in
     /// one of the key's buckets was freed by that many moves (or was free: 0);
     /// `Ok(None)`: a concurrent writer broke the path, search again. The search only
     /// reads, so `Err` changed nothing.
-    fn make_room(&self, ready: &Ready, nodes: &mut Tree) -> Result<Option<u32>, NoRoom> {
+    fn make_room<A: Access>(&self, ready: &Ready, nodes: &mut Tree) -> Result<Option<u32>, NoRoom> {
         let era = ready.word.era();
         nodes.clear();
         for view in ready.views {
@@ -879,7 +906,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             });
         }
         for root in nodes.iter() {
-            self.readable(root.bucket, ready)?;
+            self.readable::<A>(root.bucket, ready)?;
             if self.bucket(root.bucket).contains(&0) {
                 return Ok(Some(0));
             }
@@ -909,7 +936,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     slot: slot as u8,
                     depth: node.depth + 1,
                 });
-                self.readable(partner, ready)?;
+                self.readable::<A>(partner, ready)?;
                 if self.bucket(partner).contains(&0) {
                     break 'search nodes.len() - 1;
                 }
@@ -945,7 +972,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 to_slot: to_slot_now,
                 to_code: u64::from(partner.code),
             };
-            if !self.apply(ready, step) {
+            if !self.apply::<A>(ready, step) {
                 return Ok(None);
             }
             to_slot = Some(from_slot);
@@ -979,10 +1006,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Makes bucket `index` readable as `ready`'s era: splits its stripe first if it
     /// was not split. `Err(Stale)` if the era changed.
-    fn readable(&self, index: u64, ready: &Ready) -> Result<(), NoRoom> {
+    fn readable<A: Access>(&self, index: u64, ready: &Ready) -> Result<(), NoRoom> {
         let stripe = self.stripe_of(index, ready.word);
         if !self.is_split(stripe) {
-            self.split_stripe(stripe);
+            self.split_stripe::<A>(stripe);
         }
         if self.word() != ready.word {
             return Err(NoRoom::Stale);
@@ -991,7 +1018,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// Carries out one move under its pair lock, if the path still holds there.
-    fn apply(&self, ready: &Ready, step: Move) -> bool {
+    fn apply<A: Access>(&self, ready: &Ready, step: Move) -> bool {
         let stripes = [
             self.stripe_of(step.from, ready.word),
             self.stripe_of(step.to, ready.word),
@@ -1003,8 +1030,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // searches while a loop of snapshots ran, and it was refused at half load:
         // `tests/growable.rs`, snapshots while growing.)
         let _guards = loop {
-            let guards = self.lock_pair(stripes);
-            if self.control.snapshots.load(Ordering::Relaxed) == 0 {
+            let guards = self.lock_pair::<A>(stripes);
+            // A snapshot reads through `&self`, which no one has with exclusive access.
+            if !A::SHARED || self.control.snapshots.load(Ordering::Relaxed) == 0 {
                 break guards;
             }
             drop(guards);
@@ -1022,7 +1050,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         } else {
             &stripes
         };
-        self.stripes.while_writing(touched, false, || {
+        self.stripes.while_writing::<A>(touched, false, || {
             // Copy, then clear: at every instant the code is in one of its buckets.
             self.set_slot_in_window(step.to, step.to_slot, step.to_code);
             self.set_slot_in_window(step.from, step.from_slot, 0);
@@ -1038,8 +1066,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// into it that began before has ended.
     pub(crate) fn pass_pair_lock(&self, key: Key) {
         loop {
-            let ready = self.ready(key);
-            if self.lock_ready(&ready).is_some() {
+            let ready = self.ready::<Shared>(key);
+            if self.lock_ready::<Shared>(&ready).is_some() {
                 return;
             }
         }
@@ -1048,10 +1076,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Removes the longest code in `key`'s two buckets that answers for it (the rule
     /// that never costs another key its code: module docs, "Removes"); false if none
     /// does.
-    pub(crate) fn remove(&self, key: Key) -> bool {
+    pub(crate) fn remove<A: Access>(&self, _access: A, key: Key) -> bool {
         loop {
-            let ready = self.ready(key);
-            let Some(_guards) = self.lock_ready(&ready) else {
+            let ready = self.ready::<A>(key);
+            let Some(_guards) = self.lock_ready::<A>(&ready) else {
                 continue;
             };
             let pair = self.load_pair(&ready.views);
@@ -1081,9 +1109,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Splits stripe `stripe` to the current era if it is not split yet: every code of
     /// its buckets from the era before moves to its bucket's lower or upper child (a void
     /// to both), inside the stripe's seqlock window and under its lock.
-    fn split_stripe(&self, stripe: usize) {
-        let Some(_guard) = self.stripes.lock(stripe) else {
+    fn split_stripe<A: Access>(&self, stripe: usize) {
+        if self.stripes.version(stripe).is_none() {
             return;
+        }
+        let _guard = if A::SHARED {
+            self.stripes.lock(stripe)
+        } else {
+            None
         };
         // Under a stripe lock the era cannot change (a doubling holds every lock).
         let word = self.word();
@@ -1098,7 +1131,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let parents = self.buckets(era - 1);
         let stride = word.stripes() as u64;
         let mut voids = 0;
-        self.stripes.while_writing(&[stripe], true, || {
+        self.stripes.while_writing::<A>(&[stripe], true, || {
             let mut word_index = stripe as u64;
             while word_index * Self::PER_WORD < parents {
                 for k in 0..Self::PER_WORD {
@@ -1144,12 +1177,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Grows the table by `times` doublings from the era in `seen`, if it is still
     /// current; [`Growth::Impossible`] if not even one doubling was possible (past the
     /// last era, or no memory): nothing changed then.
-    fn grow(&self, seen: EraWord, times: Era) -> Growth {
-        let _growing = self.control.growing.lock();
+    fn grow<A: Access>(&self, seen: EraWord, times: Era) -> Growth {
+        let _growing = A::SHARED.then(|| self.control.growing.lock());
         if self.word() != seen {
             return Growth::ByAnother;
         }
-        match (0..times).take_while(|_| self.double_locked()).count() {
+        match (0..times).take_while(|_| self.double_locked::<A>()).count() {
             0 => Growth::Impossible,
             _ => Growth::Grown,
         }
@@ -1157,7 +1190,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// One doubling, by the holder of the growth lock; false past the last era or
     /// without the memory for it (nothing changed then).
-    fn double_locked(&self) -> bool {
+    fn double_locked<A: Access>(&self) -> bool {
         let word = self.word();
         let era = word.era();
         if era >= self.max_era {
@@ -1167,7 +1200,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // Every stripe holds this era's codes before the next era begins.
         for stripe in 0..stripes {
             if !self.is_split(stripe) {
-                self.split_stripe(stripe);
+                self.split_stripe::<A>(stripe);
             }
         }
         let Ok(segment) = Table::with_words(self.buckets(era) as usize, []) else {
@@ -1195,7 +1228,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // split at the new era (it would store a new era's code in a stripe whose split
         // comes later, which moves codes over it: loom model (p), and the chain's
         // churn test, which lost keys that way in CI).
-        let guards: Vec<_> = (0..stripes).filter_map(|s| self.stripes.lock(s)).collect();
+        let guards: Vec<_> = match A::SHARED {
+            true => (0..stripes).filter_map(|s| self.stripes.lock(s)).collect(),
+            false => Vec::new(),
+        };
         for stripe in 0..stripes {
             if let Some(version) = self.stripes.version(stripe) {
                 let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
@@ -1226,7 +1262,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let word = self.word();
         for stripe in 0..word.stripes() {
             if !self.is_split(stripe) {
-                self.split_stripe(stripe);
+                self.split_stripe::<Shared>(stripe);
             }
         }
         self.control.snapshots.fetch_add(1, Ordering::Relaxed);
@@ -1309,7 +1345,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .iter()
             .filter_map(|&s| self.stripes.lock(s))
             .collect();
-        self.stripes.while_writing(&stripes, true, || {
+        self.stripes.while_writing::<Shared>(&stripes, true, || {
             self.tables.iter().for_each(Table::clear);
         });
         self.stripes.reset_counts(word.stripes());
@@ -1319,7 +1355,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// last era.
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn double_now(&self) -> bool {
-        self.grow(self.word(), 1) != Growth::Impossible
+        self.grow::<Shared>(self.word(), 1) != Growth::Impossible
     }
 
     #[cold]
@@ -1333,7 +1369,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Splits `stripe` to the current era if it is not split yet (for models).
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn split_stripe_now(&self, stripe: usize) {
-        self.split_stripe(stripe);
+        self.split_stripe::<Shared>(stripe);
     }
 
     /// Both of `key`'s buckets at the current era and its fresh codes there.
@@ -1358,7 +1394,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     pub(crate) fn codes(&self) -> Vec<u64> {
         let word = self.word();
         for stripe in 0..word.stripes() {
-            self.split_stripe(stripe);
+            self.split_stripe::<Shared>(stripe);
         }
         (0..self.buckets(self.era()))
             .flat_map(|index| self.bucket(index))
@@ -1369,7 +1405,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expand::churn::{Shared, concurrent_churn};
+    use crate::expand::churn::{Churned, concurrent_churn};
     use crate::expand::model::ExpandModel;
 
     fn table<F: Fingerprint, const B: usize>(
@@ -1414,7 +1450,7 @@ mod tests {
                     let hash = keys.swap_remove(rng.usize(0..keys.len()));
                     assert!(model.remove(hash));
                     assert!(
-                        engine.remove(engine.key(hash)),
+                        engine.remove(Shared, engine.key(hash)),
                         "step {step}: remove {hash:#x}"
                     );
                 }
@@ -1422,7 +1458,7 @@ mod tests {
             }
             let probe = rng.u64(..);
             assert_eq!(
-                engine.count(engine.key(probe)),
+                engine.count(Shared, engine.key(probe)),
                 model.count(probe),
                 "step {step}"
             );
@@ -1447,15 +1483,15 @@ mod tests {
         drives_like_the_model::<u8, 8>(16, 2, 5, 6);
     }
 
-    impl<F: Fingerprint, const B: usize> Shared for ExpandTable<F, B> {
+    impl<F: Fingerprint, const B: usize> Churned for ExpandTable<F, B> {
         fn insert(&self, hash: u64) -> bool {
             ExpandTable::insert(self, self.key(hash), false).is_ok()
         }
         fn remove(&self, hash: u64) -> bool {
-            ExpandTable::remove(self, self.key(hash))
+            ExpandTable::remove(self, Shared, self.key(hash))
         }
         fn contains(&self, hash: u64) -> bool {
-            ExpandTable::contains(self, self.key(hash))
+            ExpandTable::contains(self, Shared, self.key(hash))
         }
         fn doublings(&self) -> u32 {
             self.era()

@@ -5,6 +5,7 @@ use super::chain::{Chain, MAX_LINKS};
 use super::engine::ExpandTable;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
+use crate::stripe::Shared;
 
 /// A table that doubles in place, and links more when it may double no more, on
 /// pre-hashed keys. Not part of the API.
@@ -33,7 +34,7 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     }
 
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        self.0.insert(hash, true)
+        self.0.insert(Shared, hash, true)
     }
 
     /// A table sized for `items` at era 0 (at 95% load), doubling as often as its codes
@@ -45,19 +46,19 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     }
 
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.0.insert(hash, false).map(|_| ())
+        self.0.insert(Shared, hash, false).map(|_| ())
     }
 
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.0.contains(hash)
+        self.0.contains(Shared, hash)
     }
 
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.0.count(hash)
+        self.0.count(Shared, hash)
     }
 
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.0.remove(hash)
+        self.0.remove(Shared, hash)
     }
 
     fn first(&self) -> &ExpandTable<F, B> {

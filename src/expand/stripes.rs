@@ -24,7 +24,7 @@
 //! that has read the new era word never reads the old era's split bit after it.
 
 use super::segments::{Segments, position};
-use crate::stripe::WriterStripe;
+use crate::stripe::{Access, WriterStripe};
 use crate::sync::{AtomicU32, LockGuard, Ordering, fence};
 
 /// Version bit: the stripe's buckets are at the current era.
@@ -170,8 +170,23 @@ impl GrowingStripes {
 
     /// Runs `rewrite` inside the seqlock window of stripes `stripes` (whose locks the
     /// caller holds): odd versions before any rewritten word can be seen, even after.
-    /// `split` sets the split bit of every one of them with the closing store.
-    pub(crate) fn while_writing(&self, stripes: &[usize], split: bool, rewrite: impl FnOnce()) {
+    /// `split` sets the split bit of every one of them with the closing store. With
+    /// exclusive access no reader can overlap, and only the split bit is set.
+    pub(crate) fn while_writing<A: Access>(
+        &self,
+        stripes: &[usize],
+        split: bool,
+        rewrite: impl FnOnce(),
+    ) {
+        if !A::SHARED {
+            rewrite();
+            for &s in stripes.iter().filter(|_| split) {
+                if let Some(v) = self.version(s) {
+                    v.store(v.load(Ordering::Relaxed) | SPLIT, Ordering::Relaxed);
+                }
+            }
+            return;
+        }
         for &s in stripes {
             if let Some(v) = self.version(s) {
                 v.store(bumped(v.load(Ordering::Relaxed)), Ordering::Relaxed);
