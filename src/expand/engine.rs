@@ -252,6 +252,10 @@ pub(crate) struct ExpandTable<F, const B: usize> {
     moves: u8,
     /// Doublings per growth (the growth factor's log2, at least 1).
     step: u8,
+    /// `⌈2^64 / base_buckets⌉`: a bucket number (below 2^32) divided by the base
+    /// buckets with a multiply instead of a division (Lemire, Kaser and Kurz, "Faster
+    /// remainder by direct computation", 2019), on every store and kick step.
+    base_reciprocal: u64,
 }
 
 crate::raw::assert_freeze!(ExpandTable<u8, 4>, ExpandTable<u16, 4>, ExpandTable<u16, 8>);
@@ -299,6 +303,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             max_era,
             moves: max_moves(B) as u8,
             step: 1,
+            base_reciprocal: u64::MAX / base_buckets + 1,
         })
     }
 
@@ -474,10 +479,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         spot.base + self.base_buckets * spot.descendant
     }
 
+    #[inline(always)]
     fn spot_of(&self, index: u64) -> Spot {
+        debug_assert!(index < 1 << 32, "a table stays within 2^32 buckets");
+        let descendant = ((u128::from(self.base_reciprocal) * u128::from(index)) >> 64) as u64;
         Spot {
-            base: index % self.base_buckets,
-            descendant: index / self.base_buckets,
+            base: index - descendant * self.base_buckets,
+            descendant,
         }
     }
 
@@ -986,7 +994,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// era began may not).
     fn partner(&self, index: u64, code: u64, era: Era) -> Option<Place> {
         let code = code as u32;
-        Self::knows_first_block(code, era).then(|| self.scheme().partner(index, code, era))
+        let spot = self.spot_of(index);
+        Self::knows_first_block(code, era).then(|| {
+            self.scheme()
+                .partner_at((spot.base, spot.descendant), code, era)
+        })
     }
 
     /// Whether `code` is a code of `era` that knows its stream's first block: not

@@ -265,10 +265,17 @@ impl Scheme {
         code != 0 && (code ^ query) & low_bits(code.ilog2()) == 0
     }
 
+    /// Bucket `bucket` as its base bucket and descendant: `bucket = base + N0 · descendant`.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn base_and_descendant(&self, bucket: u64) -> (u64, u64) {
+        (bucket % self.base, bucket / self.base)
+    }
+
     /// The stream bits a stored code knows, read back: the first `era + len` bits of
     /// its side's stream (the first `era` from the bucket, the rest from the code).
-    fn known_stream(&self, bucket: u64, code: u32, era: Era) -> (u64, u32, u32) {
-        let (base_bucket, descendant) = (bucket % self.base, (bucket / self.base) as u32);
+    #[inline(always)]
+    fn known_stream(&self, spot: (u64, u64), code: u32, era: Era) -> (u64, u32, u32) {
+        let (base_bucket, descendant) = (spot.0, spot.1 as u32);
         let len = self.len_of(code, era);
         let tail = code & low_bits(len);
         let stream = descendant | tail.checked_shl(era).unwrap_or(0);
@@ -277,9 +284,16 @@ impl Scheme {
 
     /// The other place of the entry stored as `code` in `bucket` at `era`: where a kick
     /// moves it, and the code it has there.
-    #[inline(always)]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn partner(&self, bucket: u64, code: u32, era: Era) -> Place {
-        let (base_bucket, stream, len) = self.known_stream(bucket, code, era);
+        self.partner_at(self.base_and_descendant(bucket), code, era)
+    }
+
+    /// [`partner`](Self::partner) of a bucket given as its base bucket and descendant
+    /// (see [`base_and_descendant`](Self::base_and_descendant)).
+    #[inline(always)]
+    pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> Place {
+        let (base_bucket, stream, len) = self.known_stream(spot, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
         let (other_base, other_stream) = self.mirror(base_bucket, stream);
         Place {
