@@ -1,9 +1,10 @@
 //! Every goal of the growth issue ("Growth that keeps every promise"), measured in one
 //! process, for any growable filter behind the local trait [`Subject`]: the crate's
-//! `GrowableCuckooFilter` (its table doubles in place: `growable16`, `growable8`), the
-//! chain of sub-filters it replaced, `ChainedCuckooFilter` (`chained16`, `chained8`),
-//! and `scalable_cuckoo_filter`, each against itself sized for its keys from the start
-//! and against the crate's fixed `CuckooFilter`.
+//! `GrowableCuckooFilter` (its table doubles in place: `growable16`, `growable8`;
+//! `owned16` inserts and removes through `exclusive()`), the chain of sub-filters it
+//! replaced, `ChainedCuckooFilter` (`chained16`, `chained8`), and
+//! `scalable_cuckoo_filter`, each against itself sized for its keys from the start and
+//! against the crate's fixed `CuckooFilter`.
 //!
 //! ```text
 //! cargo run --release --example growth -- <scenario> [options]
@@ -151,6 +152,8 @@ enum Kind {
     Growable16,
     /// `GrowableCuckooFilter<u8>`.
     Growable8,
+    /// `GrowableCuckooFilter<u16>` written through `exclusive()` (lookups shared).
+    Owned16,
     /// `ChainedCuckooFilter<u16>`, the chain of sub-filters it replaced.
     Chained16,
     /// `ChainedCuckooFilter<u8>`.
@@ -288,6 +291,58 @@ impl<F: GrowableFingerprint> Subject for GrowableCuckooFilter<F> {
     }
     fn newest_load(&self) -> f64 {
         self.load_factor()
+    }
+}
+
+/// A `GrowableCuckooFilter` held by one owner, which inserts and removes through
+/// `exclusive()` (no lock, no seqlock check) and looks up through the shared path.
+struct Owned<F>(GrowableCuckooFilter<F>);
+
+impl<F: GrowableFingerprint> Lookup for Owned<F> {
+    #[inline(never)]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
+    }
+    #[inline(never)]
+    fn contains_many(&self, keys: &[u64]) -> usize {
+        self.0.contains_many(keys).filter(|&hit| hit).count()
+    }
+}
+
+impl<F: GrowableFingerprint> Subject for Owned<F> {
+    fn label() -> String {
+        format!("GrowableCuckooFilter<u{}>, exclusive writes", F::BITS)
+    }
+    fn fingerprint_bits() -> u32 {
+        F::BITS
+    }
+    fn with_capacity(items: usize) -> Self {
+        Self(<GrowableCuckooFilter<F> as Subject>::with_capacity(items))
+    }
+    fn reference(items: usize) -> Box<dyn Shared> {
+        Box::new(<CuckooFilter<F> as Subject>::with_capacity(items))
+    }
+    #[inline(never)]
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.exclusive().insert(&key).is_ok()
+    }
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.exclusive().remove(&key)
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn memory_usage(&self) -> usize {
+        self.0.memory_usage()
+    }
+    fn growths(&self) -> usize {
+        self.0.doublings() as usize
+    }
+    fn false_positive_bound(&self) -> f64 {
+        self.0.false_positive_bound()
+    }
+    fn newest_load(&self) -> f64 {
+        self.0.load_factor()
     }
 }
 
@@ -668,6 +723,7 @@ macro_rules! for_each_filter {
             match kind {
                 Kind::Growable16 => $scenario::<GrowableCuckooFilter<u16>>($($arg),*),
                 Kind::Growable8 => $scenario::<GrowableCuckooFilter<u8>>($($arg),*),
+                Kind::Owned16 => $scenario::<Owned<u16>>($($arg),*),
                 Kind::Chained16 => $scenario::<ChainedCuckooFilter<u16>>($($arg),*),
                 Kind::Chained8 => $scenario::<ChainedCuckooFilter<u8>>($($arg),*),
                 Kind::Scalable => $scenario::<Scalable>($($arg),*),
@@ -1073,7 +1129,7 @@ fn main() {
     let concurrent: Vec<Kind> = filters
         .iter()
         .copied()
-        .filter(|&k| k != Kind::Scalable)
+        .filter(|&k| k != Kind::Scalable && k != Kind::Owned16)
         .collect();
 
     if wants(Scenario::Memory) {
@@ -1201,7 +1257,7 @@ fn main() {
                 Kind::Growable8 => pause::<GrowableCuckooFilter<u8>>(&args, &s),
                 Kind::Chained16 => pause::<ChainedCuckooFilter<u16>>(&args, &s),
                 Kind::Chained8 => pause::<ChainedCuckooFilter<u8>>(&args, &s),
-                Kind::Scalable => unreachable!("single-threaded"),
+                Kind::Scalable | Kind::Owned16 => unreachable!("single-threaded"),
             }
         }
     }

@@ -1159,8 +1159,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `parent + N_era`, each keeping its slot; a void goes to both. Returns the voids.
     fn split_bucket(&self, parent: u64, era: Era) -> isize {
         let child = parent + self.buckets(era);
+        // Both buckets located once: each code then costs a slot store or two.
+        let (Some((parents, p)), Some((children, c))) = (
+            self.table_at(self.spot_of(parent)),
+            self.table_at(self.spot_of(child)),
+        ) else {
+            debug_assert!(false, "a segment of a published era is missing");
+            return 0;
+        };
+        let (p, c) = (p as usize, c as usize);
         let mut voids = 0;
-        for (slot, code) in self.bucket(parent).into_iter().enumerate() {
+        for (slot, code) in parents.load_bucket(p).into_iter().enumerate() {
             if code == 0 {
                 continue;
             }
@@ -1168,17 +1177,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 Split::One {
                     to_upper: false,
                     code,
-                } => self.set_slot_in_window(parent, slot, u64::from(code)),
+                } => parents.set_slot_in_window(p, slot, u64::from(code)),
                 Split::One {
                     to_upper: true,
                     code,
                 } => {
-                    self.set_slot_in_window(child, slot, u64::from(code));
-                    self.set_slot_in_window(parent, slot, 0);
+                    children.set_slot_in_window(c, slot, u64::from(code));
+                    parents.set_slot_in_window(p, slot, 0);
                 }
                 Split::Both { code } => {
-                    self.set_slot_in_window(parent, slot, u64::from(code));
-                    self.set_slot_in_window(child, slot, u64::from(code));
+                    parents.set_slot_in_window(p, slot, u64::from(code));
+                    children.set_slot_in_window(c, slot, u64::from(code));
                     voids += 1;
                 }
             }
