@@ -566,3 +566,26 @@ fn serde_carries_the_growable_format() {
     let copy: GrowableCuckooFilter = serde_json::from_str(&json).unwrap();
     assert_eq!(copy.to_bytes(), filter.to_bytes());
 }
+
+/// Batched lookups on tables past a few MB fetch each key's buckets ahead of its lookup:
+/// every answer is the one-key lookup's, in order, for inserted keys and others alike.
+#[test]
+fn batched_lookups_fetched_ahead_answer_as_one_at_a_time() {
+    let filter = GrowableCuckooFilter::with_capacity(2_200_000);
+    assert!(
+        filter.memory_usage() > 4 << 20,
+        "the table must be out of cache"
+    );
+    filter.insert_many(0..1_000_000u64).unwrap();
+    let keys = || {
+        (0..1_000_000u64)
+            .step_by(3)
+            .chain(5_000_000_000..5_000_300_000u64)
+    };
+    assert!(
+        filter
+            .contains_many(keys())
+            .eq(keys().map(|key| filter.contains(&key)))
+    );
+    assert!(filter.contains_many(0..1_000_000u64).all(|hit| hit));
+}

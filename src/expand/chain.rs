@@ -274,6 +274,25 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
             .any(|(table, key)| table.contains(access, key))
     }
 
+    /// Starts fetching `hash`'s buckets in every link into the cache (a hint).
+    #[inline]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        let links = self.link_count();
+        if links == 1 {
+            if let Some(first) = self.links.get(0) {
+                first.prefetch(first.key(hash));
+            }
+            return;
+        }
+        self.keyed(hash, links)
+            .for_each(|(table, key)| table.prefetch(key));
+    }
+
+    /// Bytes of every link's table segments.
+    pub(crate) fn table_bytes(&self) -> usize {
+        self.links.iter().map(ExpandTable::table_bytes).sum()
+    }
+
     /// Codes over all links that answer for `hash`.
     pub(crate) fn count<A: Access>(&self, access: A, hash: u64) -> usize {
         self.keyed(hash, self.link_count())

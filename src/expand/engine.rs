@@ -650,6 +650,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
     }
 
+    /// Starts fetching both of `key`'s buckets at the current era into the cache (a
+    /// hint: a stripe not split yet is read at its parent, which may then miss).
+    #[inline]
+    pub(crate) fn prefetch(&self, key: Key) {
+        let era = self.era();
+        for side in self.sides(key) {
+            if let Some((table, offset)) = self.table_at(Self::spot(side, era)) {
+                table.prefetch_bucket(offset as usize);
+            }
+        }
+    }
+
+    /// Bytes of the table segments.
+    pub(crate) fn table_bytes(&self) -> usize {
+        self.tables.iter().map(Table::memory_usage).sum()
+    }
+
     /// Whether a code answers for `key`.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, _access: A, key: Key) -> bool {
