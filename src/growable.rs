@@ -57,7 +57,9 @@ const FIRST_LOAD: f64 = 0.95;
 /// and lookups ask both; past [`max_doublings`](GrowableBuilder::max_doublings), or the
 /// hash's last bit, `insert` fails with `Full` and changes nothing.
 ///
-/// Fingerprints are 8 or 16 bits ([`GrowableFingerprint`]).
+/// Fingerprints are 8 or 16 bits ([`GrowableFingerprint`]). A holder of the only
+/// reference may skip the locks with [`exclusive`](Self::exclusive), which leaves the
+/// same table.
 ///
 /// ```
 /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
