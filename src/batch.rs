@@ -36,29 +36,34 @@ pub(crate) const BLOCK: usize = 16;
 /// table), 13.0 / 10.0 at 256 K (0.55 MB), 14.2 / 14.9 at 512 K (1.1 MB), 15.3 / 17.5 at
 /// 1 M, 15.1 / 22.3 at 2 M.
 #[cfg(all(target_arch = "x86_64", not(cuckoo_loom)))]
-pub(crate) const PIPELINE_FROM_TABLE_BYTES: usize = 1 << 20;
+const PIPELINE_FROM_TABLE_BYTES: usize = 1 << 20;
 /// Elsewhere no prefetch is issued (see `sync::prefetch`), so the pipeline would only
 /// add instructions.
 #[cfg(all(not(target_arch = "x86_64"), not(cuckoo_loom)))]
-pub(crate) const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
+const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
 
-/// Tables from which the growable filter's batches are fetched ahead. Its lookups cost
-/// more instructions than the core filter's (the era, the split states), so fetching
-/// ahead pays only further out of cache. Measured (`growth -- lookups`, 16 bits,
-/// pre-sized, batched against one key at a time, ns per key): 18.9 / 16.2 at 1 M keys
-/// (a 2.1 MB table), 19.7 / 24.8 at 3 M (6.4 MB), 26.6 / 89.4 at 8 M (17 MB).
-pub(crate) const GROWABLE_PIPELINE_FROM_TABLE_BYTES: usize =
-    PIPELINE_FROM_TABLE_BYTES.saturating_mul(4);
+/// Whether the growable filter's batches over `table_bytes` of tables are fetched
+/// ahead: from 4 times the core filter's size. Its lookups cost more instructions than
+/// the core filter's (the era, the split states), so fetching ahead pays only further
+/// out of cache. Measured (`growth -- lookups`, 16 bits, pre-sized, batched against one
+/// key at a time, ns per key): 18.9 / 16.2 at 1 M keys (a 2.1 MB table), 19.7 / 24.8
+/// at 3 M (6.4 MB), 26.6 / 89.4 at 8 M (17 MB).
+#[cfg(not(cuckoo_loom))]
+pub(crate) fn growable_pipelines(table_bytes: usize) -> bool {
+    table_bytes >= PIPELINE_FROM_TABLE_BYTES.saturating_mul(4)
+}
+
+/// The loom models' tables are tiny: pipeline them anyway, as the core filter's.
+#[cfg(cuckoo_loom)]
+pub(crate) fn growable_pipelines(_: usize) -> bool {
+    true
+}
 
 /// Whether batches on `raw`'s table go through the prefetch pipeline.
 #[cfg(not(cuckoo_loom))]
 pub(crate) fn pipelines<F: Fingerprint, const B: usize>(raw: &RawFilter<F, B>) -> bool {
     raw.table.memory_usage() >= PIPELINE_FROM_TABLE_BYTES
 }
-
-/// The loom models' tables are tiny: pipeline them anyway, so the models check that path.
-#[cfg(cuckoo_loom)]
-pub(crate) const PIPELINE_FROM_TABLE_BYTES: usize = 0;
 
 /// The loom models' tables are tiny: pipeline them anyway, so the models check that path.
 #[cfg(cuckoo_loom)]

@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, Hash};
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
 
-use crate::batch::{BLOCK, FetchedAhead, GROWABLE_PIPELINE_FROM_TABLE_BYTES};
+use crate::batch::{BLOCK, FetchedAhead, growable_pipelines};
 use crate::error::{BuildError, InsertError, InsertManyError};
 use crate::expand::chain::{Chain, link_shapes, tables_bytes};
 use crate::expand::engine::ExpandTable;
@@ -218,7 +218,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     where
         I: IntoIterator<Item = u64>,
     {
-        let ahead = if self.chain.table_bytes() >= GROWABLE_PIPELINE_FROM_TABLE_BYTES {
+        let ahead = if growable_pipelines(self.chain.table_bytes()) {
             BLOCK
         } else {
             0
