@@ -229,7 +229,7 @@ MUTATIONS = {
         "doubling::lookup_races_a_stripe_split",
         "a stripe's split rewrites its buckets outside its seqlock window (marking it split after)",
         "src/expand/engine.rs",
-        """        self.stripes.while_writing(&[stripe], true, || {
+        """        self.stripes.while_writing::<A>(&[stripe], true, || {
             let mut word_index = stripe as u64;
             while word_index * Self::PER_WORD < parents {
                 for k in 0..Self::PER_WORD {
@@ -245,14 +245,14 @@ MUTATIONS = {
             }
             word_index += stride;
         }
-        self.stripes.while_writing(&[stripe], true, || {});""",
+        self.stripes.while_writing::<A>(&[stripe], true, || {});""",
     ),
     "l": (
         "doubling::insert_splits_the_stripe_it_needs",
         "a writer uses a stripe without splitting it first",
         "src/expand/engine.rs",
         """                if !self.is_split(stripe) {
-                    self.split_stripe(stripe);
+                    self.split_stripe::<A>(stripe);
                     split = false;
                 }""",
         """                let _ = (stripe, &mut split);""",
@@ -355,7 +355,7 @@ MUTATIONS = {
         "tests/growable.rs::snapshots_while_growing_hold_every_acknowledged_key",
         "kick moves go on while a snapshot copies the table",
         "src/expand/engine.rs",
-        """            if self.control.snapshots.load(Ordering::Relaxed) == 0 {""",
+        """            if !A::SHARED || self.control.snapshots.load(Ordering::Relaxed) == 0 {""",
         """            if true {""",
     ),
     "t14": (
