@@ -415,7 +415,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of::<Self>()
             + std::mem::size_of::<Control>()
-            + self.tables.iter().map(Table::memory_usage).sum::<usize>()
+            + self.table_bytes()
             + self.tables.slot_bytes()
             + self.stripes.memory_usage()
     }
