@@ -103,6 +103,21 @@ impl Backoff {
     }
 }
 
+/// `len` zeroed words from the allocator's zeroed memory, where a large block comes
+/// from fresh pages that the kernel zeroes as they are first touched: the allocation
+/// itself makes no pass over the memory. `None` if the allocator refused, and always
+/// under loom, whose atomics are not plain memory (the caller then builds the words
+/// one by one).
+pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
+    #[cfg(not(cuckoo_loom))]
+    return bytemuck::allocation::try_zeroed_slice_box(len).ok();
+    #[cfg(cuckoo_loom)]
+    {
+        let _ = len;
+        None
+    }
+}
+
 /// Asks the CPU to start loading the cache line at `address`, without waiting for it.
 /// A hint only: it never faults, whatever the address, and changes nothing the program
 /// can observe, so it needs no synchronisation and no bounds check. Under loom, and on

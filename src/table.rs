@@ -17,7 +17,7 @@ use std::collections::TryReserveError;
 use std::marker::PhantomData;
 
 use crate::fingerprint::{Fingerprint, Pair};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering, zeroed_words};
 
 pub(crate) struct Table<F, const B: usize> {
     /// The table is `words[first..]`. A bucket of up to 8 bytes needs only the word
@@ -78,10 +78,20 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     ) -> Result<Self, TryReserveError> {
         let table_words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
         let len = table_words + Self::SPARE_WORDS;
-        let mut words = Vec::new();
-        words.try_reserve_exact(len)?;
-        words.extend((0..len).map(|_| AtomicU64::new(0)));
-        let words = words.into_boxed_slice();
+        // A table that doubles allocates its new half while a writer waits: writing
+        // the zeros here took 11 ms for an 8 MB segment and 44 ms for a 32 MB link
+        // (BENCHMARKS.md, "Growth in place: the public filter").
+        let words = match zeroed_words(len) {
+            Some(words) => words,
+            // The allocator gives no reason; a reservation of the same size does (or
+            // gets the memory after all).
+            None => {
+                let mut words = Vec::new();
+                words.try_reserve_exact(len)?;
+                words.extend((0..len).map(|_| AtomicU64::new(0)));
+                words.into_boxed_slice()
+            }
+        };
         let first = words_to_boundary(words.as_ptr(), Self::WORDS_PER_BUCKET * 8);
         let table = Self {
             words,
