@@ -760,6 +760,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .map_or(0, |(table, offset)| table.slot(offset as usize, slot))
     }
 
+    /// Starts fetching bucket `index` into the cache (a hint).
+    fn prefetch_bucket(&self, index: u64) {
+        if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
+            table.prefetch_bucket(offset as usize);
+        }
+    }
+
     fn bucket(&self, index: u64) -> [u64; B] {
         self.table_at(self.spot_of(index))
             .map_or([0; B], |(table, offset)| table.load_bucket(offset as usize))
@@ -947,23 +954,30 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 continue;
             }
             let codes = self.bucket(node.bucket);
+            let first_child = nodes.len();
             for (slot, &code) in codes.iter().enumerate() {
                 // Read without a lock: a slot emptied or rewritten meanwhile has no
                 // partner to go to at this era (and the path is checked under locks).
                 let Some(partner) = self.partner(node.bucket, code, era) else {
                     continue;
                 };
-                let partner = partner.bucket;
+                // Fetch every child before checking the first, so their misses overlap
+                // (the core filter's search does the same).
+                self.prefetch_bucket(partner.bucket);
                 // Both fit: fewer than `max_nodes(B)` nodes, and `B` slots.
                 nodes.push(Node {
-                    bucket: partner,
+                    bucket: partner.bucket,
                     parent: (next - 1) as u16,
                     slot: slot as u8,
                     depth: node.depth + 1,
                 });
-                self.readable::<A>(partner, ready)?;
-                if self.bucket(partner).contains(&0) {
-                    break 'search nodes.len() - 1;
+            }
+            // In the order pushed: the path found is the one a check at each push finds.
+            for child in first_child..nodes.len() {
+                let bucket = nodes[child].bucket;
+                self.readable::<A>(bucket, ready)?;
+                if self.bucket(bucket).contains(&0) {
+                    break 'search child;
                 }
             }
         };
