@@ -104,10 +104,9 @@ impl Backoff {
 }
 
 /// `len` zeroed words from the allocator's zeroed memory, where a large block comes
-/// from fresh pages that the kernel zeroes as they are first touched: the allocation
-/// itself makes no pass over the memory. `None` if the allocator refused, and always
-/// under loom, whose atomics are not plain memory (the caller then builds the words
-/// one by one).
+/// from fresh pages that the kernel zeroes as they are first touched (see
+/// `Table::untouched`). `None` if the allocator refused, and always under loom, whose
+/// atomics are not plain memory (the caller then builds the words one by one).
 pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
     #[cfg(not(cuckoo_loom))]
     return bytemuck::allocation::try_zeroed_slice_box(len).ok();

@@ -78,20 +78,33 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     ) -> Result<Self, TryReserveError> {
         let table_words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
         let len = table_words + Self::SPARE_WORDS;
-        // A table that doubles allocates its new half while a writer waits: writing
-        // the zeros here took 11 ms for an 8 MB segment and 44 ms for a 32 MB link
-        // (BENCHMARKS.md, "Growth in place: the public filter").
-        let words = match zeroed_words(len) {
-            Some(words) => words,
+        let mut words = Vec::new();
+        words.try_reserve_exact(len)?;
+        words.extend((0..len).map(|_| AtomicU64::new(0)));
+        Ok(Self::over(words.into_boxed_slice(), contents))
+    }
+
+    /// An empty table from the allocator's zeroed memory, which a large table gets as
+    /// fresh pages that the kernel zeroes on first touch: no pass over the memory now,
+    /// a page fault at each page's first write later. For the table that doubles in
+    /// place, whose new segment is allocated while a writer waits: writing its zeros
+    /// took 11 ms for an 8 MB segment and 44 ms for a 32 MB link (BENCHMARKS.md,
+    /// "Growth in place: the public filter"). The core filter keeps
+    /// [`with_words`](Self::with_words), which touches every page before the first
+    /// insert.
+    pub(crate) fn untouched(buckets: usize) -> Result<Self, TryReserveError> {
+        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET + Self::SPARE_WORDS;
+        match zeroed_words(len) {
+            Some(words) => Ok(Self::over(words, [])),
             // The allocator gives no reason; a reservation of the same size does (or
             // gets the memory after all).
-            None => {
-                let mut words = Vec::new();
-                words.try_reserve_exact(len)?;
-                words.extend((0..len).map(|_| AtomicU64::new(0)));
-                words.into_boxed_slice()
-            }
-        };
+            None => Self::with_words(buckets, []),
+        }
+    }
+
+    /// A table over `words` (all 0), then holding `contents` in order.
+    fn over(words: Box<[AtomicU64]>, contents: impl IntoIterator<Item = u64>) -> Self {
+        let table_words = words.len() - Self::SPARE_WORDS;
         let first = words_to_boundary(words.as_ptr(), Self::WORDS_PER_BUCKET * 8);
         let table = Self {
             words,
@@ -104,7 +117,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         for (index, word) in contents.into_iter().take(table_words).enumerate() {
             table.word(index).store(word, Ordering::Relaxed);
         }
-        Ok(table)
+        table
     }
 
     /// Bytes of table memory, spare words included.

@@ -291,7 +291,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let max_era = max_doublings.min(scheme.max_era());
         Ok(Self {
             base_buckets,
-            tables: Segments::new(Table::with_words(base_buckets as usize, [])?),
+            tables: Segments::new(Table::untouched(base_buckets as usize)?),
             stripes: GrowingStripes::new(stripes),
             control: Box::new(Control {
                 era: AtomicU32::new(EraWord::new(0, stripes).0),
@@ -1255,7 +1255,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 self.split_stripe::<A>(stripe);
             }
         }
-        let Ok(segment) = Table::with_words(self.buckets(era) as usize, []) else {
+        let Ok(segment) = Table::untouched(self.buckets(era) as usize) else {
             return false;
         };
         if !self

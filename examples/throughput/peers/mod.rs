@@ -333,18 +333,21 @@ pub struct PeerDef {
     pub build: fn(&Sizing) -> Box<dyn Filter>,
 }
 
-/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`): a false
+/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`, `ours-owned`): a false
 /// negative from any of them fails the run.
 pub fn is_ours(name: &str) -> bool {
     // `ours-growable` too: its removes never cost another key (the chain of sub-filters
     // it replaced could, and was left out here).
-    name == ours::DEF.name || name == ours::BATCHED.name || name == ours_growable::DEF.name
+    [ours::DEF, ours::BATCHED, ours::OWNED, ours_growable::DEF]
+        .iter()
+        .any(|peer| peer.name == name)
 }
 
 /// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
 pub const CATALOG: &[PeerDef] = &[
     ours::DEF,
     ours::BATCHED,
+    ours::OWNED,
     cuckoofilter::PLAIN,
     cuckoofilter::MUTEX,
     cuckoofilter::RWLOCK,

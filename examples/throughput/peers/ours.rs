@@ -1,6 +1,8 @@
 //! This crate's filter, in any of its six layouts (fingerprint 8/16/32 bits × 4/8 slots),
 //! inserting and looking keys up one by one (`ours`) or in batches with `insert_many` and
-//! `contains_many` (`ours-batch`).
+//! `contains_many` (`ours-batch`), or one by one through `exclusive()` (`ours-owned`).
+
+use std::cell::RefCell;
 
 use concurrent_cuckoo_filter::CuckooFilter;
 
@@ -23,6 +25,12 @@ pub const BATCHED: PeerDef = PeerDef {
     build: |s| build(s, true),
 };
 
+pub const OWNED: PeerDef = PeerDef {
+    name: "ours-owned",
+    about: "ours, every insert, remove and lookup through exclusive() (no lock, no version check), as a host that owns its filter calls it; single-threaded",
+    build: build_owned,
+};
+
 /// Wraps one monomorphization. The impls are stamped out per layout by a macro rather than
 /// written generically, so this file depends only on the crate's public constructors, not on
 /// the names of its internal fingerprint traits.
@@ -31,6 +39,15 @@ struct Ours<T> {
     /// Inserts and lookups of a run go through `insert_many` and `contains_many`
     /// (`ours-batch`).
     batched: bool,
+}
+
+/// `ours-owned`: the single-owner trait's `&self` lookups borrow the filter mutably, once
+/// per batch in the timed loops, to call `exclusive()`.
+struct Owned<T>(RefCell<T>);
+
+/// Exact bucket count (not `capacity`), so --load is the load after --items inserts.
+fn buckets(s: &Sizing) -> usize {
+    (s.items as f64 / (s.slots as f64 * s.load)).ceil().max(2.0) as usize
 }
 
 macro_rules! layouts {
@@ -91,9 +108,57 @@ macro_rules! layouts {
             }
         )*
 
+        $(
+            impl Filter for Owned<CuckooFilter<$fp, $slots>> {
+                fn caps(&self) -> Caps {
+                    Caps::BATCH_VARIANT
+                }
+                #[inline]
+                fn insert(&mut self, key: u64) -> bool {
+                    self.0.get_mut().exclusive().insert(&key).is_ok()
+                }
+                #[inline]
+                fn remove(&mut self, key: u64) -> bool {
+                    self.0.get_mut().exclusive().remove(&key)
+                }
+                #[inline]
+                fn contains(&self, key: u64) -> bool {
+                    self.0.borrow_mut().exclusive().contains(&key)
+                }
+                fn memory_bytes(&self) -> usize {
+                    self.0.borrow().memory_usage()
+                }
+                fn probe_all(&self, probes: &[Probe], tally: &mut Tally) {
+                    let mut filter = self.0.borrow_mut();
+                    let owned = filter.exclusive();
+                    probe_each(probes, tally, |key| owned.contains(&key));
+                }
+                fn count_found(&self, keys: &[u64]) -> usize {
+                    let mut filter = self.0.borrow_mut();
+                    let owned = filter.exclusive();
+                    keys.iter().filter(|&&key| owned.contains(&key)).count()
+                }
+            }
+        )*
+
+        fn build_owned(s: &Sizing) -> Box<dyn Filter> {
+            match (s.fp_bits, s.slots) {
+                $(
+                    (fp, $slots) if fp == <$fp>::BITS => Box::new(Owned(RefCell::new(
+                        CuckooFilter::builder()
+                            .fingerprint::<$fp>()
+                            .slots::<$slots>()
+                            .buckets(buckets(s))
+                            .build()
+                            .expect("the layout and size were validated by the CLI"),
+                    ))),
+                )*
+                (fp, slots) => unreachable!("CLI accepted fingerprint {fp} × {slots} slots"),
+            }
+        }
+
         fn build(s: &Sizing, batched: bool) -> Box<dyn Filter> {
-            // Exact bucket count (not `capacity`), so --load is the load after --items inserts.
-            let buckets = (s.items as f64 / (s.slots as f64 * s.load)).ceil().max(2.0) as usize;
+            let buckets = buckets(s);
             match (s.fp_bits, s.slots) {
                 $(
                     (fp, $slots) if fp == <$fp>::BITS => Box::new(Shared(Ours {
