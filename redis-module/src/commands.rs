@@ -480,7 +480,7 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // loader refuses if the filter changed in between.
         let kept = dump.is_some();
         if cursor == 0 || !kept {
-            *dump = Some(Dump::of(filter, config::dump_chunk_bytes()));
+            *dump = Some(Box::new(Dump::of(filter, config::dump_chunk_bytes())));
         }
         let snapshot = dump
             .as_ref()

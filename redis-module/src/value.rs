@@ -254,8 +254,9 @@ pub struct CuckooKey {
     /// The snapshot a `CF.SCANDUMP` that started at cursor 0 is sending, kept until its
     /// last chunk has been sent (or the next dump starts), so every chunk of one dump
     /// comes from one snapshot. A lock only because a read-only command sets it through
-    /// a shared reference; Redis runs commands one at a time.
-    pub dump: Mutex<Option<Dump>>,
+    /// a shared reference; Redis runs commands one at a time. Boxed: every key holds
+    /// the slot, few ever hold a dump (16 bytes a key instead of 32).
+    pub dump: Mutex<Option<Box<Dump>>>,
 }
 
 impl CuckooKey {
@@ -333,8 +334,8 @@ impl CuckooKey {
             .dump
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .as_ref()
-            .map_or(0, Dump::memory_usage);
+            .as_deref()
+            .map_or(0, |dump| std::mem::size_of::<Dump>() + dump.memory_usage());
         // The value's block holds the filter's struct, which its own count includes.
         let filter_heap =
             with_filter!(&self.filter, f => f.memory_usage() - std::mem::size_of_val(f));
