@@ -32,7 +32,7 @@
 //! two writers rarely touch neighbours, and padding would cost 128 bytes a stripe, more
 //! than the whole per-item budget of a small filter.
 
-use crate::sync::{AtomicU32, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
 
 /// A stripe's lock and its count of stored fingerprints (changed under the lock).
 /// Shared with the table that doubles in place (`expand/stripes.rs`).
@@ -271,6 +271,29 @@ pub(crate) trait Access: Copy {
 
     /// Locks stripes `a` and `b` (or, exclusively, only names them).
     fn lock_pair(self, stripes: &Stripes, a: usize, b: usize) -> Self::Guard<'_>;
+
+    /// One more on a statistics counter: a read-modify-write when shared, a load and a
+    /// store when exclusive (no other thread can write it then).
+    #[inline]
+    fn count_one(counter: &AtomicU64) {
+        if Self::SHARED {
+            counter.fetch_add(1, Ordering::Relaxed);
+        } else {
+            counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Raises a statistics maximum to `value` if it is below, the same way.
+    #[inline]
+    fn raise_to(maximum: &AtomicU32, value: u32) {
+        if value > maximum.load(Ordering::Relaxed) {
+            if Self::SHARED {
+                maximum.fetch_max(value, Ordering::Relaxed);
+            } else {
+                maximum.store(value, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Access by any number of threads at once: the protocols' locks and stamps.

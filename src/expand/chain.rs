@@ -330,16 +330,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     ) -> Result<bool, InsertError> {
         let result = self.insert_inner(access, hash, unique);
         if let Err(error) = result {
-            let counter = match error {
+            A::count_one(match error {
                 InsertError::TooManyCopies => &self.control.refused_copies,
                 _ => &self.control.refused_full,
-            };
-            // With exclusive access, without a read-modify-write.
-            if A::SHARED {
-                counter.fetch_add(1, Ordering::Relaxed);
-            } else {
-                counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
+            });
         }
         result
     }

@@ -907,18 +907,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// lookups read, so the longest path is written only when it grows; with exclusive
     /// access, without a read-modify-write.
     fn count_kick<A: Access>(&self, moves: u32) {
-        let (kicked, longest) = (&self.control.kicked, &self.control.longest_path);
-        if A::SHARED {
-            kicked.fetch_add(1, Ordering::Relaxed);
-            if moves > longest.load(Ordering::Relaxed) {
-                longest.fetch_max(moves, Ordering::Relaxed);
-            }
-        } else {
-            kicked.store(kicked.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            if moves > longest.load(Ordering::Relaxed) {
-                longest.store(moves, Ordering::Relaxed);
-            }
-        }
+        A::count_one(&self.control.kicked);
+        A::raise_to(&self.control.longest_path, moves);
     }
 
     /// One breadth-first search from both of the key's buckets for a path to a free
