@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{
     ChainedCuckooFilter, ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView,
-    Fingerprint, MIN_CHUNK_BYTES,
+    Fingerprint, GrowableCuckooFilter, MIN_CHUNK_BYTES,
 };
 
 /// Encodes a filter of every key in `keys`, decodes it, and checks the copy is the same
@@ -550,6 +550,91 @@ fn write_golden_file() {
         filter.insert(&key).unwrap();
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v1.bin");
+    std::fs::write(path, filter.to_bytes()).unwrap();
+}
+
+/// The growable filter's golden file: kind 3 as written at `414f8e2`, two links (the
+/// second started with twice the buckets the first ended with, the rule of every kind-3
+/// snapshot so far). It must decode and grow the same forever: a later rule for links
+/// must mark its snapshots and leave this one's alone.
+const GOLDEN_GROWABLE: &[u8] = include_bytes!("data/golden-growable-v1.bin");
+
+/// A `GrowableCuckooFilter<u8>` of capacity 8, hashed with the default hasher at seed
+/// 0x601D, holding the keys `0, 7919, 2 · 7919, …` below [`GOLDEN_GROWABLE_KEYS`].
+const GOLDEN_GROWABLE_KEYS: u64 = 600;
+
+fn golden_growable_keys() -> impl Iterator<Item = u64> {
+    (0..GOLDEN_GROWABLE_KEYS).map(|i| i * 7919)
+}
+
+fn golden_growable_filter() -> GrowableCuckooFilter<u8> {
+    GrowableCuckooFilter::builder()
+        .fingerprint::<u8>()
+        .capacity(8)
+        .hasher(DefaultHashBuilder::with_seed(0x601D))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_growable_golden_file_decodes_grows_and_removes_key_by_key() {
+    let filter = GrowableCuckooFilter::<u8>::from_bytes(GOLDEN_GROWABLE).unwrap();
+    let stats = filter.stats();
+    assert_eq!(stats.len, GOLDEN_GROWABLE_KEYS as usize);
+    let links: Vec<usize> = stats.sub_filters.iter().map(|link| link.buckets).collect();
+    assert_eq!(
+        links,
+        [128, 256],
+        "two links, the second twice the first's buckets"
+    );
+    assert_eq!(stats.doublings, 6);
+    assert!(golden_growable_keys().all(|key| filter.contains(&key)));
+    let view = FilterView::new(GOLDEN_GROWABLE).unwrap();
+    assert!(golden_growable_keys().all(|key| view.contains(&key)));
+    // Written again, it is the same bytes.
+    assert_eq!(filter.to_bytes(), GOLDEN_GROWABLE);
+    // Grown on past a third link's start under the rule it was written with, then
+    // half its keys removed: every other key is still found, old and new.
+    let more: Vec<u64> = (GOLDEN_GROWABLE_KEYS..40_000).map(|i| i * 7919).collect();
+    for &key in &more {
+        filter.insert(&key).unwrap();
+    }
+    assert!(
+        filter.stats().sub_filters.len() >= 3,
+        "a third link started"
+    );
+    let all: Vec<u64> = golden_growable_keys().chain(more).collect();
+    for &key in all.iter().step_by(2) {
+        assert!(filter.remove(&key), "key {key} not removed");
+    }
+    for &key in all.iter().skip(1).step_by(2) {
+        assert!(filter.contains(&key), "key {key} lost");
+    }
+    // A filter built today with the same keys writes the same bytes, while its links
+    // follow the same rule.
+    let fresh = golden_growable_filter();
+    for key in golden_growable_keys() {
+        fresh.insert(&key).unwrap();
+    }
+    assert_eq!(fresh.to_bytes(), GOLDEN_GROWABLE);
+}
+
+/// Writes the growable golden file (see [`GOLDEN_GROWABLE`]):
+/// `CUCKOO_WRITE_GOLDEN=1 cargo test --test format -- --ignored write_growable_golden_file`.
+#[test]
+#[ignore = "writes tests/data/golden-growable-v1.bin"]
+fn write_growable_golden_file() {
+    if std::env::var("CUCKOO_WRITE_GOLDEN").as_deref() != Ok("1") {
+        return;
+    }
+    let filter = golden_growable_filter();
+    for key in golden_growable_keys() {
+        filter.insert(&key).unwrap();
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/golden-growable-v1.bin"
+    );
     std::fs::write(path, filter.to_bytes()).unwrap();
 }
 
