@@ -283,7 +283,7 @@ impl<F: GrowableFingerprint> Subject for GrowableCuckooFilter<F> {
         GrowableCuckooFilter::memory_usage(self)
     }
     fn growths(&self) -> usize {
-        // Doublings, a new table counting as one (it has twice the buckets).
+        // Doublings, a new table's start counting as one.
         self.doublings() as usize
     }
     fn false_positive_bound(&self) -> f64 {

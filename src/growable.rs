@@ -4,7 +4,7 @@
 //! module docs say how a code moves without its key, why removes never cost another
 //! key its code, and what the false-positive rate becomes); this module is the public
 //! face: hashing, the builder, stats. Past the doublings one table's codes pay for, a
-//! *link* (a new table twice as large) takes the inserts, and lookups ask each link.
+//! *link* (a new table of the same size) takes the inserts, and lookups ask each link.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 
 use crate::batch::{BLOCK, FetchedAhead, growable_pipelines};
 use crate::error::{BuildError, InsertError, InsertManyError};
-use crate::expand::chain::{Chain, link_shapes, tables_bytes};
+use crate::expand::chain::{Chain, LinkSizes, link_shapes, tables_bytes};
 use crate::expand::engine::ExpandTable;
 use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
@@ -53,8 +53,8 @@ const FIRST_LOAD: f64 = 0.95;
 /// bits are spent answers for its whole bucket pair), so the false-positive rate rises
 /// with each doubling about as a chain's does with each sub-filter; see
 /// [`false_positive_bound`](Self::false_positive_bound). Past the doublings a table's
-/// codes pay for (13 at 16 bits, 5 at 8), a new table twice as large takes the inserts,
-/// and lookups ask both; past [`max_doublings`](GrowableBuilder::max_doublings), or the
+/// codes pay for (13 at 16 bits, 5 at 8), a new table of the same size takes the
+/// inserts, and lookups ask both; past [`max_doublings`](GrowableBuilder::max_doublings), or the
 /// hash's last bit, `insert` fails with `Full` and changes nothing.
 ///
 /// Fingerprints are 8 or 16 bits ([`GrowableFingerprint`]). A holder of the only
@@ -584,7 +584,8 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
         let mut max_doublings = self.max_doublings;
         if let Some(limit) = self.max_table_bytes {
             // The most doublings after which the tables still fit (0 if none do).
-            let shapes = || link_shapes(buckets, F::BITS, per_link, u32::MAX);
+            let rule = (per_link, LinkSizes::Same);
+            let shapes = || link_shapes(buckets, F::BITS, rule, u32::MAX);
             let fitting = (0..)
                 .map_while(|d| tables_bytes::<F, B>(shapes(), d))
                 .take_while(|&bytes| bytes <= u128::from(limit))

@@ -1,8 +1,9 @@
 //! Growth past one table: *links* (module docs, "Links"), concurrent.
 //!
 //! A link is a table that doubles in place (`engine.rs`). When the newest link has
-//! doubled as often as its codes pay for and an insert finds no room, a link with twice
-//! its buckets starts, in which every key's stream goes on where the newest link stopped
+//! doubled as often as its codes pay for and an insert finds no room, a link with as
+//! many buckets starts (twice as many in chains decoded from older snapshots:
+//! [`LinkSizes`]), in which every key's stream goes on where the newest link stopped
 //! spending bits on addresses. Inserts go to the newest link; lookups ask every link;
 //! a remove takes from the newest link that answers, whose code is the longest match.
 //!
@@ -23,25 +24,54 @@ use crate::fingerprint::Fingerprint;
 use crate::stripe::Access;
 use crate::sync::{AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 
-/// Links a chain may have: each spends `link doublings + 1` bits of a key's 96-bit
-/// stream on addresses, and a link's stream window may start no later than bit 64.
+/// Links a chain may have: each spends `link doublings` bits of a key's 96-bit stream on
+/// addresses (one more under [`LinkSizes::Twice`]), and a link's stream window may start
+/// no later than bit 64.
 pub(crate) const MAX_LINKS: usize = 12;
+
+/// How many buckets a link starts with, against the link before at its last era. A
+/// snapshot records which (`format/growable.rs`), and a chain keeps its rule for life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkSizes {
+    /// As many: a key's base bucket in the new link is its side-1 bucket in the older
+    /// link at that link's last era, numbered among the side-1 buckets (so it lies in
+    /// the new link's lower half). A link's start doubles the chain's buckets, as a
+    /// doubling does. Every chain this crate builds.
+    Same,
+    /// Twice as many: the key's side-1 bucket one doubling past the older link's last
+    /// era. The rule of every snapshot written before [`Same`](Self::Same); a chain
+    /// decoded from one goes on with it.
+    Twice,
+}
+
+impl LinkSizes {
+    /// Stream bits a link's start spends on its keys' base bucket past the older link's
+    /// last era.
+    #[inline(always)]
+    pub(crate) const fn extra_bits(self) -> Era {
+        match self {
+            Self::Same => 0,
+            Self::Twice => 1,
+        }
+    }
+}
 
 /// `hash` as the link of `scheme` starting at stream bit `start` sees it, from the key
 /// the link before saw (`older`), whose links each double `link_doublings` times: its
-/// base bucket is the key's first bucket in the older link one doubling past that
-/// link's last era, numbered among the older link's side-1 buckets, and its stream goes
-/// on where the older link stopped spending bits on addresses.
+/// base bucket is the key's first bucket in the older link at that link's last era (one
+/// doubling past it under [`LinkSizes::Twice`]), numbered among the older link's side-1
+/// buckets, and its stream goes on where the older link stopped spending bits on
+/// addresses.
 #[inline(always)]
 pub(crate) fn next_link_key(
     hash: u64,
     older: (Scheme, Key),
-    link_doublings: Era,
+    (link_doublings, sizes): (Era, LinkSizes),
     scheme: Scheme,
     start: u32,
 ) -> Key {
     let (older, before) = older;
-    let era = link_doublings + 1;
+    let era = link_doublings + sizes.extra_bits();
     // The bits both windows hold come from the older link's (with the earlier links'
     // non-zero fixes in them); the rest are new.
     let kept = 32 - era;
@@ -54,43 +84,51 @@ pub(crate) fn next_link_key(
 }
 
 /// Where a link stands in its chain: its buckets before its first doubling, the stream
-/// bit its keys start at (also the doublings made before it starts, its own start
-/// counting as one), and the most doublings it may make.
+/// bit its keys start at, the doublings made before it starts (its own start counting
+/// as one), and the most doublings it may make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LinkShape {
     pub(crate) base: u64,
     pub(crate) start: u32,
+    pub(crate) doublings_before: u32,
     pub(crate) max_era: Era,
 }
 
 /// Every link a chain may have, in order: the first has `first_base` buckets, each
-/// doubles `per_link` times and the next starts with twice the buckets it then has, and
-/// all together make at most `limit` doublings, of `bits`-bit codes. A link may exist
+/// doubles `per_link` times and the next starts with as many buckets as it then has
+/// (twice as many under [`LinkSizes::Twice`]), and all together make at most `limit`
+/// doublings, a link's start counting as one, of `bits`-bit codes. A link may exist
 /// only after one that reaches its last era, within [`MAX_LINKS`], within 2^32 buckets,
 /// and while its stream window starts by bit 64. The one rule that starting a link,
 /// reckoning a chain's reach or its memory, and decoding a snapshot all follow.
 pub(crate) fn link_shapes(
     first_base: u64,
     bits: u32,
-    per_link: Era,
+    (per_link, sizes): (Era, LinkSizes),
     limit: u32,
 ) -> impl Iterator<Item = LinkShape> {
-    let mut next = Some((first_base, 0u32));
+    let extra = sizes.extra_bits();
+    let mut next = Some((first_base, 0u32, 0u32));
     (0..MAX_LINKS).map_while(move |_| {
-        let (base, start) = next.take()?;
-        if start > limit || start > 64 || base > 1 << 32 {
+        let (base, start, doublings_before) = next.take()?;
+        if doublings_before > limit || start > 64 || base > 1 << 32 {
             return None;
         }
         let max_era = per_link
-            .min(limit - start)
+            .min(limit - doublings_before)
             .min(Scheme::new(base, bits).max_era());
         if max_era == per_link {
             // At most 2^33: `base · 2^per_link` is within 2^32 (the era bound above).
-            next = Some((2 * (base << per_link), start + per_link + 1));
+            next = Some((
+                (base << per_link) << extra,
+                start + per_link + extra,
+                doublings_before + per_link + 1,
+            ));
         }
         Some(LinkShape {
             base,
             start,
+            doublings_before,
             max_era,
         })
     })
@@ -107,9 +145,9 @@ pub(crate) fn tables_bytes<F: Fingerprint, const B: usize>(
     let mut total = 0;
     for link in shapes {
         // A link is reached only when `doublings` passed the one before: at its start.
-        let era = (doublings - link.start).min(link.max_era);
+        let era = (doublings - link.doublings_before).min(link.max_era);
         total += bytes(link.base << era);
-        if doublings <= link.start + link.max_era {
+        if doublings <= link.doublings_before + link.max_era {
             return Some(total);
         }
     }
@@ -124,11 +162,14 @@ struct Control {
     /// Inserts refused with `Full` and with `TooManyCopies` (stats).
     refused_full: AtomicU64,
     refused_copies: AtomicU64,
+    /// The chain's rule for link sizes (fixed; here, where it costs no padding).
+    sizes: LinkSizes,
 }
 
 pub(crate) struct Chain<F, const B: usize> {
     /// The links' tables, oldest first. Link `j`'s keys start at stream bit
-    /// `j · (link_doublings + 1)` (see [`link_shapes`]).
+    /// `j · link_doublings` (`j · (link_doublings + 1)` under [`LinkSizes::Twice`]; see
+    /// [`link_shapes`]).
     links: Segments<ExpandTable<F, B>>,
     control: Box<Control>,
     /// Doublings each link makes before the next one starts.
@@ -159,7 +200,11 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let mut first = ExpandTable::new(base, stripes, link_doublings.min(max_doublings))?;
         first.limit_moves(moves);
         first.set_step(step);
-        Ok(Self::from_links(vec![first], link_doublings, max_doublings))
+        Ok(Self::from_links(
+            vec![first],
+            (link_doublings, LinkSizes::Same),
+            max_doublings,
+        ))
     }
 
     /// A chain of at most `max_links` links, each doubling `link_doublings` times (for
@@ -178,10 +223,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     /// A chain of these links (at least one), oldest first, for a decoder that has
     /// checked them: each link but the last at era `link_doublings`, and each link's
-    /// base twice the buckets of the one before at that era.
+    /// base as `sizes` says from the one before at that era.
     pub(crate) fn from_links(
         tables: Vec<ExpandTable<F, B>>,
-        link_doublings: Era,
+        (link_doublings, sizes): (Era, LinkSizes),
         max_doublings: u32,
     ) -> Self {
         let count = tables.len();
@@ -194,6 +239,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 growing: Lock::default(),
                 refused_full: AtomicU64::new(0),
                 refused_copies: AtomicU64::new(0),
+                sizes,
             }),
             link_doublings,
             max_doublings,
@@ -208,7 +254,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// The links this chain may have under a limit of `limit` doublings.
     fn shapes(&self, limit: u32) -> impl Iterator<Item = LinkShape> + use<F, B> {
         let first_base = self.links.get(0).map_or(0, |first| first.buckets(0));
-        link_shapes(first_base, F::BITS, self.link_doublings, limit)
+        link_shapes(first_base, F::BITS, self.link_rule(), limit)
     }
 
     /// The most links: as many as the doubling limit and the stream allow.
@@ -220,6 +266,11 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// Doublings each link makes before the next starts.
     pub(crate) fn link_doublings(&self) -> Era {
         self.link_doublings
+    }
+
+    /// Doublings each link makes, and how big the next one starts.
+    pub(crate) fn link_rule(&self) -> (Era, LinkSizes) {
+        (self.link_doublings, self.control.sizes)
     }
 
     /// The most doublings over all links.
@@ -239,9 +290,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         self.control.links.load(Ordering::Acquire) as usize
     }
 
-    /// Every published link, oldest first, with `hash` as each sees it: the next link's
-    /// base bucket is the key's first bucket in the link before, one doubling past that
-    /// link's last era, and its stream goes on where that link stopped.
+    /// Every published link, oldest first, with `hash` as each sees it (see
+    /// [`next_link_key`]).
     #[inline]
     fn keyed(&self, hash: u64, links: usize) -> impl Iterator<Item = (&ExpandTable<F, B>, Key)> {
         let mut previous: Option<(&ExpandTable<F, B>, Key)> = None;
@@ -252,9 +302,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 Some((older, before)) => next_link_key(
                     hash,
                     (older.scheme(), before),
-                    self.link_doublings,
+                    self.link_rule(),
                     link.scheme(),
-                    index as u32 * (self.link_doublings + 1),
+                    index as u32 * (self.link_doublings + self.control.sizes.extra_bits()),
                 ),
             };
             previous = Some((link, key));
@@ -427,8 +477,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         true
     }
 
-    /// Doublings so far over all links (a new link counts as one: it has twice the
-    /// buckets).
+    /// Doublings so far over all links (a new link's start counts as one).
     pub(crate) fn doublings(&self) -> u32 {
         let links = self.link_count();
         let newest = self.links.get(links - 1).map_or(0, ExpandTable::era);
@@ -446,7 +495,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     fn reachable_within(&self, limit: u32) -> u32 {
         self.shapes(limit)
             .last()
-            .map_or(0, |last| last.start + last.max_era)
+            .map_or(0, |last| last.doublings_before + last.max_era)
     }
 
     /// Bytes of every link's table once the chain has made `doublings` doublings (a

@@ -287,7 +287,7 @@ impl ExpandModel {
 
 /// Tables that double in place, one after another ("links", see the module docs): when
 /// the newest has doubled as far as it may and an insert finds no room, a link with
-/// twice its buckets starts, and every key's stream goes on in it where the newest
+/// its buckets starts, and every key's stream goes on in it where the newest
 /// stopped spending bits on addresses. Inserts go to the newest link, lookups ask every
 /// link, and a remove takes from the newest link that answers (its codes know more of
 /// the stream than any older link's, so it is the longest match).
@@ -336,7 +336,7 @@ impl ExpandChain {
         self.links.len()
     }
 
-    /// Doublings over all links (a new link counts as one: it has twice the buckets).
+    /// Doublings over all links (a new link's start counts as one).
     pub fn doublings(&self) -> u32 {
         let (newest, _) = self.links.last().expect("a link");
         (self.links.len() as u32 - 1) * (self.link_doublings + 1) + newest.era()
@@ -369,7 +369,8 @@ impl ExpandChain {
     }
 
     /// The key as each link sees it, oldest first: the next link's base bucket is the
-    /// key's first bucket in the link before, one doubling past that link's last era.
+    /// key's first bucket in the link before at that link's last era (the engine's
+    /// `LinkSizes::Same`).
     fn keys(&self, hash: u64) -> impl Iterator<Item = Key> + '_ {
         let mut previous: Option<Key> = None;
         self.links
@@ -380,7 +381,7 @@ impl ExpandChain {
                     None => link.scheme.key(hash),
                     Some(before) => {
                         let (older, _) = &self.links[index - 1];
-                        let era = self.link_doublings + 1;
+                        let era = self.link_doublings;
                         // The bits both windows hold come from the older link's, with the
                         // earlier links' non-zero fixes in them; the rest are new.
                         let kept = 32 - era;
@@ -440,9 +441,9 @@ impl ExpandChain {
                 Err(InsertError::Full)
                     if links < self.max_links && newest.era() == self.link_doublings =>
                 {
-                    let next_start = *start + self.link_doublings + 1;
+                    let next_start = *start + self.link_doublings;
                     let bits = newest.scheme.bits();
-                    let base = 2 * newest.buckets();
+                    let base = newest.buckets();
                     if next_start > 64 || base > 1 << 32 {
                         return Err(InsertError::Full);
                     }

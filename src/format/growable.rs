@@ -9,7 +9,8 @@
 //! | 32 | 4 | tables that follow: 1 to 12 |
 //! | 36 | 1 | kick path bound, in moves |
 //! | 37 | 1 | doublings per growth: 1 to 8 |
-//! | 38 | 2 | reserved: 0 |
+//! | 38 | 1 | link sizes: 0, a table starts with twice the buckets of the one before at its last doubling (every snapshot before this field was used); 1, with as many |
+//! | 39 | 1 | reserved: 0 |
 //! | 40 | 8 | length of the whole encoding |
 //! | 48 | … | the tables, oldest first |
 //! | end − 4 | 4 | CRC-32 (IEEE) of every byte before it |
@@ -27,9 +28,9 @@
 //! A snapshot holds each table with every code moved to its last doubling (a migration
 //! under way is finished first), so the words are the table as the filter reads it, and
 //! a [`FilterView`](crate::FilterView) reads them in place (`GrowableTables`).
-//! Every table but the last has made all its doublings, and each starts at twice the
-//! buckets of the one before: the decoder checks both, and every code's length against
-//! its table's doublings.
+//! Every table but the last has made all its doublings, and each starts at as many
+//! buckets as the one before ended with (or twice as many, as byte 38 says): the
+//! decoder checks both, and every code's length against its table's doublings.
 
 use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
@@ -39,7 +40,7 @@ use super::decode::{checked_body, read_kind};
 use super::encode::collect;
 use super::header::{Common, HasherId, KIND_GROWABLE, table_words, u32_at, u64_at};
 use super::{DecodeError, HEADER_LEN};
-use crate::expand::chain::{Chain, MAX_LINKS, link_shapes, next_link_key};
+use crate::expand::chain::{Chain, LinkSizes, MAX_LINKS, link_shapes, next_link_key};
 use crate::expand::engine::{ExpandTable, max_moves};
 use crate::expand::scheme::{Era, Scheme};
 use crate::fingerprint::GrowableFingerprint;
@@ -56,6 +57,7 @@ const TABLE_FIELDS: usize = 16 + 8;
 struct GrowableHeader {
     hasher: HasherId,
     link_doublings: u32,
+    link_sizes: LinkSizes,
     max_doublings: u32,
     links: u32,
     moves: u8,
@@ -75,6 +77,11 @@ impl GrowableHeader {
         let header = Self {
             hasher: common.hasher,
             link_doublings: u32_at(bytes, 24),
+            link_sizes: match bytes[38] {
+                0 => LinkSizes::Twice,
+                1 => LinkSizes::Same,
+                _ => return Err(DecodeError::InvalidHeader("link sizes")),
+            },
             max_doublings: u32_at(bytes, 28),
             links: u32_at(bytes, 32),
             moves: bytes[36],
@@ -94,7 +101,7 @@ impl GrowableHeader {
         if !(1..=8).contains(&header.step) {
             return Err(DecodeError::InvalidHeader("growth"));
         }
-        if bytes[38..40] != [0, 0] {
+        if bytes[39] != 0 {
             return Err(DecodeError::InvalidHeader("reserved"));
         }
         let smallest =
@@ -177,6 +184,10 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
         header[32..36].copy_from_slice(&(tables.len() as u32).to_le_bytes());
         header[36] = first.moves() as u8;
         header[37] = first.step() as u8;
+        header[38] = match chain.link_rule().1 {
+            LinkSizes::Twice => 0,
+            LinkSizes::Same => 1,
+        };
         header[40..48].copy_from_slice(&(total as u64).to_le_bytes());
         let mut crc = crc32fast::Hasher::new();
         let mut emit = |bytes: &[u8]| {
@@ -267,12 +278,18 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
             if per_link > Scheme::new(base, F::BITS).max_era() {
                 return Err(DecodeError::InvalidHeader("doublings"));
             }
-            shapes = link_shapes(base, F::BITS, per_link, header.max_doublings).collect();
+            shapes = link_shapes(
+                base,
+                F::BITS,
+                (per_link, header.link_sizes),
+                header.max_doublings,
+            )
+            .collect();
         }
         let Some(shape) = shapes.get(link) else {
             return Err(DecodeError::InvalidHeader("tables"));
         };
-        // A table starts twice the size of the one before at its last era.
+        // A table starts at the size the link rule gives from the one before.
         if base != shape.base {
             return Err(DecodeError::InvalidHeader("table size"));
         }
@@ -341,18 +358,22 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
         table.set_step(u32::from(header.step));
         tables.push(table);
     }
-    let chain = Chain::from_links(tables, header.link_doublings, header.max_doublings);
+    let chain = Chain::from_links(
+        tables,
+        (header.link_doublings, header.link_sizes),
+        header.max_doublings,
+    );
     Ok((header, chain))
 }
 
 /// A checked growable encoding of any geometry, for a view: its hasher, its geometry
-/// (fingerprint bits, slots), the doublings each table makes before the next starts,
-/// and its tables.
+/// (fingerprint bits, slots), the doublings each table makes before the next starts
+/// and how big the next one starts, and its tables.
 pub(crate) struct Layout<'a> {
     pub(crate) hasher: HasherId,
     pub(crate) bits: u32,
     pub(crate) slots: usize,
-    pub(crate) link_doublings: Era,
+    pub(crate) link_rule: (Era, LinkSizes),
     pub(crate) tables: Vec<TableRecord<'a>>,
 }
 
@@ -375,7 +396,7 @@ pub(crate) fn parse_any(bytes: &[u8]) -> Result<Layout<'_>, DecodeError> {
         hasher: header.hasher,
         bits: u32::from(common.fingerprint_bits),
         slots: usize::from(common.slots),
-        link_doublings: header.link_doublings,
+        link_rule: (header.link_doublings, header.link_sizes),
         tables,
     })
 }
@@ -447,7 +468,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
 pub(crate) struct GrowableTables<'a> {
     bits: u32,
     slots: usize,
-    link_doublings: Era,
+    link_rule: (Era, LinkSizes),
     /// Each table's scheme, doublings, first stream bit and words.
     tables: Vec<(Scheme, Era, u32, &'a [u8])>,
 }
@@ -465,7 +486,7 @@ impl<'a> GrowableTables<'a> {
         Self {
             bits: layout.bits,
             slots: layout.slots,
-            link_doublings: layout.link_doublings,
+            link_rule: layout.link_rule,
             tables,
         }
     }
@@ -490,7 +511,7 @@ impl<'a> GrowableTables<'a> {
         for &(scheme, era, start, words) in &self.tables {
             let key = match previous {
                 None => scheme.key(hash),
-                Some(older) => next_link_key(hash, older, self.link_doublings, scheme, start),
+                Some(older) => next_link_key(hash, older, self.link_rule, scheme, start),
             };
             previous = Some((scheme, key));
             for place in scheme.locate_key(key, era) {
