@@ -23,6 +23,10 @@
 
 #[path = "throughput/count.rs"]
 mod count;
+#[path = "common/paired.rs"]
+mod paired;
+#[path = "common/spread.rs"]
+mod spread;
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -31,6 +35,7 @@ use clap::Parser;
 use concurrent_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter, RecentFilter};
 
 use crate::count::parse_count;
+use crate::paired::{Row, keys, print_table};
 
 #[derive(Parser, Debug)]
 #[command(about = "ns per lookup and insert, inlined against called through a trait object")]
@@ -77,20 +82,6 @@ impl Filter for RecentFilter {
     }
 }
 
-/// splitmix64's outputs from `seed`: distinct, well-mixed keys.
-fn keys(n: usize, seed: u64) -> Vec<u64> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
-
 /// Hits among `keys`, the filter's `contains` inlined into this loop.
 #[inline(never)]
 fn lookups_inlined<F: Filter>(filter: &F, keys: &[u64]) -> usize {
@@ -124,27 +115,6 @@ fn time(keys: &[u64], expected: Option<usize>, run: impl FnOnce(&[u64]) -> usize
     ns
 }
 
-/// Median, lowest and highest.
-fn summary(samples: &[f64]) -> (f64, f64, f64) {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    let mid = s.len() / 2;
-    let median = if s.len() % 2 == 1 {
-        s[mid]
-    } else {
-        (s[mid - 1] + s[mid]) / 2.0
-    };
-    (median, s[0], s[s.len() - 1])
-}
-
-/// One row: the inlined and the called run of the same work, in turns.
-struct Row {
-    size: usize,
-    op: &'static str,
-    inlined: Vec<f64>,
-    called: Vec<f64>,
-}
-
 fn main() {
     let args = Args::parse();
     if let Some(core) = core_affinity::get_core_ids().and_then(|ids| ids.last().copied()) {
@@ -164,12 +134,7 @@ fn main() {
         }
         // Most of the window's keys are in it; `expected` holds the lookups to that.
         let recent_hits = lookups_inlined(&recent, &positives);
-        let row = |op| Row {
-            size: n,
-            op,
-            inlined: Vec::new(),
-            called: Vec::new(),
-        };
+        let row = |op| Row::new(n, op);
         let mut group = [
             row("lookup+"),
             row("lookup-"),
@@ -215,28 +180,15 @@ fn main() {
                     },
                 ];
                 for (row, ns) in group.iter_mut().zip(samples) {
-                    if called {
-                        row.called.push(ns);
-                    } else {
-                        row.inlined.push(ns);
-                    }
+                    row.push(called, ns);
                 }
             }
         }
         rows.extend(group);
     }
-    println!(
-        "| items | operation | inlined, ns (min–max) | through `dyn`, ns (min–max) | dyn / inlined |"
+    print_table(
+        &rows,
+        ["inlined", "through `dyn`"],
+        ("dyn / inlined", |inlined, called| called / inlined),
     );
-    println!("|--:|---|--:|--:|--:|");
-    for row in &rows {
-        let (i, i_lo, i_hi) = summary(&row.inlined);
-        let (c, c_lo, c_hi) = summary(&row.called);
-        println!(
-            "| {} | {} | {i:.2} ({i_lo:.2}–{i_hi:.2}) | {c:.2} ({c_lo:.2}–{c_hi:.2}) | {:.2}× |",
-            row.size,
-            row.op,
-            c / i
-        );
-    }
 }

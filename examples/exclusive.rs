@@ -24,6 +24,10 @@
 
 #[path = "throughput/count.rs"]
 mod count;
+#[path = "common/paired.rs"]
+mod paired;
+#[path = "common/spread.rs"]
+mod spread;
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -32,6 +36,7 @@ use clap::Parser;
 use concurrent_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter};
 
 use crate::count::parse_count;
+use crate::paired::{Row, keys, print_table};
 
 #[derive(Parser, Debug)]
 #[command(about = "ns per insert and lookup, shared against exclusive access")]
@@ -42,20 +47,6 @@ struct Args {
     /// Rounds; medians are reported.
     #[arg(long, default_value_t = 9)]
     rounds: usize,
-}
-
-/// splitmix64's outputs from `seed`: distinct, well-mixed keys.
-fn keys(n: usize, seed: u64) -> Vec<u64> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-        .collect()
 }
 
 #[inline(never)]
@@ -107,27 +98,6 @@ fn time(keys: &[u64], mut op: impl FnMut(u64) -> bool) -> f64 {
     ns
 }
 
-/// Median, lowest and highest.
-fn summary(samples: &[f64]) -> (f64, f64, f64) {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    let mid = s.len() / 2;
-    let median = if s.len() % 2 == 1 {
-        s[mid]
-    } else {
-        (s[mid - 1] + s[mid]) / 2.0
-    };
-    (median, s[0], s[s.len() - 1])
-}
-
-/// One row: the same work through each path, in turns.
-struct Row {
-    size: usize,
-    op: &'static str,
-    shared: Vec<f64>,
-    exclusive: Vec<f64>,
-}
-
 /// The grown filter's first table.
 const FIRST_CAPACITY: usize = 1_000;
 
@@ -168,12 +138,7 @@ fn main() {
     let mut rows = Vec::new();
     for &n in &args.sizes {
         let keys = keys(n, 1);
-        let row = |op| Row {
-            size: n,
-            op,
-            shared: Vec::new(),
-            exclusive: Vec::new(),
-        };
+        let row = |op| Row::new(n, op);
         let mut group = [
             row("`CuckooFilter` fill"),
             row("`CuckooFilter` half fill"),
@@ -186,28 +151,17 @@ fn main() {
             // Alternate which path goes first, so neither always runs on a warmer cache.
             for exclusive in [r % 2 == 0, r % 2 == 1] {
                 for (row, ns) in group.iter_mut().zip(round(n, &keys, exclusive)) {
-                    if exclusive {
-                        row.exclusive.push(ns);
-                    } else {
-                        row.shared.push(ns);
-                    }
+                    row.push(exclusive, ns);
                 }
             }
         }
         rows.extend(group);
     }
-    println!(
-        "| items | operation | shared, ns (min–max) | exclusive, ns (min–max) | shared ÷ exclusive |"
+    print_table(
+        &rows,
+        ["shared", "exclusive"],
+        ("shared ÷ exclusive", |shared, exclusive| {
+            shared / exclusive
+        }),
     );
-    println!("|--:|---|--:|--:|--:|");
-    for row in &rows {
-        let (s, s_lo, s_hi) = summary(&row.shared);
-        let (e, e_lo, e_hi) = summary(&row.exclusive);
-        println!(
-            "| {} | {} | {s:.2} ({s_lo:.2}–{s_hi:.2}) | {e:.2} ({e_lo:.2}–{e_hi:.2}) | {:.2}× |",
-            row.size,
-            row.op,
-            s / e
-        );
-    }
 }

@@ -74,6 +74,8 @@
 
 #[path = "throughput/count.rs"]
 mod count;
+#[path = "common/spread.rs"]
+mod spread;
 
 use std::fmt::{self, Display};
 use std::hint::black_box;
@@ -88,6 +90,7 @@ use concurrent_cuckoo_filter::{
 use scalable_cuckoo_filter::ScalableCuckooFilter;
 
 use crate::count::parse_count;
+use crate::spread::Spread;
 
 #[derive(Parser, Debug)]
 #[command(about = "The growth issue's goals, each measured as a ratio or a count in one run")]
@@ -596,32 +599,6 @@ fn alternate(rounds: usize, jobs: &mut [&mut dyn FnMut() -> Vec<f64>]) -> Vec<Ve
         }
     }
     samples
-}
-
-/// Median, lowest and highest of some samples.
-#[derive(Clone, Copy)]
-struct Spread {
-    median: f64,
-    low: f64,
-    high: f64,
-}
-
-impl Spread {
-    fn of(samples: &[f64]) -> Self {
-        let mut s = samples.to_vec();
-        s.sort_by(f64::total_cmp);
-        let mid = s.len() / 2;
-        let median = if s.len() % 2 == 1 {
-            s[mid]
-        } else {
-            (s[mid - 1] + s[mid]) / 2.0
-        };
-        Self {
-            median,
-            low: s[0],
-            high: s[s.len() - 1],
-        }
-    }
 }
 
 impl Display for Spread {

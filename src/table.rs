@@ -76,8 +76,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         buckets: usize,
         contents: impl IntoIterator<Item = u64>,
     ) -> Result<Self, TryReserveError> {
-        let table_words = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET;
-        let len = table_words + Self::SPARE_WORDS;
+        let len = Self::allocated_words(buckets);
         let mut words = Vec::new();
         words.try_reserve_exact(len)?;
         words.extend((0..len).map(|_| AtomicU64::new(0)));
@@ -93,13 +92,17 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     /// [`with_words`](Self::with_words), which touches every page before the first
     /// insert.
     pub(crate) fn untouched(buckets: usize) -> Result<Self, TryReserveError> {
-        let len = (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET + Self::SPARE_WORDS;
-        match zeroed_words(len) {
+        match zeroed_words(Self::allocated_words(buckets)) {
             Some(words) => Ok(Self::over(words, [])),
             // The allocator gives no reason; a reservation of the same size does (or
             // gets the memory after all).
             None => Self::with_words(buckets, []),
         }
+    }
+
+    /// Words to allocate for `buckets` buckets: the table's own and the spare ones.
+    fn allocated_words(buckets: usize) -> usize {
+        (buckets / Self::BUCKETS_PER_WORD) * Self::WORDS_PER_BUCKET + Self::SPARE_WORDS
     }
 
     /// A table over `words` (all 0), then holding `contents` in order.

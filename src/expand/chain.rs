@@ -294,6 +294,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// [`next_link_key`]).
     #[inline]
     fn keyed(&self, hash: u64, links: usize) -> impl Iterator<Item = (&ExpandTable<F, B>, Key)> {
+        let rule = self.link_rule();
+        // Stream bits each link start moves the next link's window on.
+        let stride = rule.0 + rule.1.extra_bits();
         let mut previous: Option<(&ExpandTable<F, B>, Key)> = None;
         (0..links).map_while(move |index| {
             let link = self.links.get(index)?;
@@ -302,9 +305,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 Some((older, before)) => next_link_key(
                     hash,
                     (older.scheme(), before),
-                    self.link_rule(),
+                    rule,
                     link.scheme(),
-                    index as u32 * (self.link_doublings + self.control.sizes.extra_bits()),
+                    index as u32 * stride,
                 ),
             };
             previous = Some((link, key));

@@ -656,9 +656,15 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     pub(crate) fn prefetch(&self, key: Key) {
         let era = self.era();
         for side in self.sides(key) {
-            if let Some((table, offset)) = self.table_at(Self::spot(side, era)) {
-                table.prefetch_bucket(offset as usize);
-            }
+            self.prefetch_spot(Self::spot(side, era));
+        }
+    }
+
+    /// Starts fetching the bucket at `spot` into the cache (a hint).
+    #[inline]
+    fn prefetch_spot(&self, spot: Spot) {
+        if let Some((table, offset)) = self.table_at(spot) {
+            table.prefetch_bucket(offset as usize);
         }
     }
 
@@ -762,9 +768,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Starts fetching bucket `index` into the cache (a hint).
     fn prefetch_bucket(&self, index: u64) {
-        if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
-            table.prefetch_bucket(offset as usize);
-        }
+        self.prefetch_spot(self.spot_of(index));
     }
 
     fn bucket(&self, index: u64) -> [u64; B] {
