@@ -224,7 +224,13 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
             0
         };
         FetchedAhead::new(hashes.into_iter(), ahead, |hash| self.chain.prefetch(hash))
-            .map(|hash| self.contains_hash(hash))
+            .map(move |hash| {
+                if ahead > 0 {
+                    self.chain.contains_fetched(Shared, hash)
+                } else {
+                    self.contains_hash(hash)
+                }
+            })
             .fuse()
     }
 

@@ -320,11 +320,41 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     pub(crate) fn contains<A: Access>(&self, access: A, hash: u64) -> bool {
         let links = self.link_count();
         if links == 1 {
-            let first = self.links.get(0);
-            return first.is_some_and(|table| table.contains(access, table.key(hash)));
+            return self.first_contains(access, hash);
+        }
+        // Every link's buckets are fetched before any is read, so that the misses of a
+        // key in a later link, or in none, overlap instead of following one another:
+        // at 8 M keys in two links, 1.4x the pre-sized filter's time for present keys
+        // and 2.1x for absent ones, against 2.3x and 2.5x link by link (BENCHMARKS.md).
+        let mut probes = [None; MAX_LINKS];
+        for (probe, (table, key)) in probes.iter_mut().zip(self.keyed(hash, links)) {
+            table.prefetch(key);
+            *probe = Some((table, key));
+        }
+        probes
+            .iter()
+            .map_while(|probe| *probe)
+            .any(|(table, key)| table.contains(access, key))
+    }
+
+    /// [`contains`](Self::contains) for a caller that fetched `hash`'s buckets already
+    /// ([`prefetch`](Self::prefetch), a batch's pipeline): link by link, stopping at
+    /// the first that answers, which costs fewer instructions where the misses are
+    /// already under way.
+    #[inline]
+    pub(crate) fn contains_fetched<A: Access>(&self, access: A, hash: u64) -> bool {
+        let links = self.link_count();
+        if links == 1 {
+            return self.first_contains(access, hash);
         }
         self.keyed(hash, links)
             .any(|(table, key)| table.contains(access, key))
+    }
+
+    #[inline(always)]
+    fn first_contains<A: Access>(&self, access: A, hash: u64) -> bool {
+        let first = self.links.get(0);
+        first.is_some_and(|table| table.contains(access, table.key(hash)))
     }
 
     /// Starts fetching `hash`'s buckets in every link into the cache (a hint).
