@@ -80,7 +80,7 @@ fn write_filter(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisE
 
 /// RedisBloom's default bucket size: what a command that names none asks for, and so
 /// the one its minimum capacity (2 x 2) follows.
-const DEFAULT_BUCKET_SIZE: u64 = 2;
+const DEFAULT_BUCKET_SIZE: u8 = 2;
 
 /// The slots per bucket (4 or 8, this filter's geometries) that serve a requested
 /// `BUCKETSIZE` (1 to 255): the fewest of ours that hold at least the requested number
@@ -97,8 +97,9 @@ fn default_settings(capacity: u64) -> Settings {
     Settings {
         bucket_size: DEFAULT_BUCKET_SIZE,
         capacity,
-        max_iterations: current(&config::MAX_ITERATIONS),
-        expansion: current(&config::EXPANSION),
+        // Within the types: the configs' ranges are the commands' (`config.rs`).
+        max_iterations: u16::try_from(current(&config::MAX_ITERATIONS)).unwrap_or(u16::MAX),
+        expansion: u16::try_from(current(&config::EXPANSION)).unwrap_or(u16::MAX),
         deleted: 0,
     }
 }
@@ -127,19 +128,21 @@ fn create(key: &RedisKeyWritable, settings: Settings, slots: u64) -> Result<(), 
 
 /// An option's value: an integer (else `parse_error`) within `range` (else
 /// `range_error`), as RedisBloom parses and words them.
-fn option_value(
+fn option_value<T: TryFrom<i64>>(
     value: Option<&RedisString>,
     parse_error: &'static str,
     range: std::ops::RangeInclusive<i64>,
     range_error: &'static str,
-) -> Result<u64, RedisError> {
+) -> Result<T, RedisError> {
     let value = value
         .and_then(|v| v.parse_integer().ok())
         .ok_or(RedisError::Str(parse_error))?;
-    if !range.contains(&value) {
-        return Err(RedisError::Str(range_error));
-    }
-    Ok(value as u64)
+    // A range past `T` is refused as out of range too.
+    range
+        .contains(&value)
+        .then(|| T::try_from(value).ok())
+        .flatten()
+        .ok_or(RedisError::Str(range_error))
 }
 
 const CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
@@ -165,7 +168,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 1..=255,
                 "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
             )?;
-            slots = served_slots(settings.bucket_size);
+            slots = served_slots(u64::from(settings.bucket_size));
         } else if is(&pair[0], "MAXITERATIONS") {
             settings.max_iterations = option_value(
                 value,
@@ -186,7 +189,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             return Err(RedisError::Str("ERR syntax error"));
         }
     }
-    if capacity < 2 * settings.bucket_size as i64 {
+    if capacity < 2 * i64::from(settings.bucket_size) {
         return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
     settings.capacity = capacity as u64;
@@ -293,7 +296,7 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
                 .map_err(|_| RedisError::Str("Bad capacity"))?;
             // The filter CF.INSERT makes asks for RedisBloom's default bucket size, and
             // so has its minimum capacity; checked before the key, as RedisBloom does.
-            if value < 2 * DEFAULT_BUCKET_SIZE as i64 {
+            if value < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
                 return Err(RedisError::Str(CAPACITY_TOO_SMALL));
             }
             capacity = value as u64;
@@ -432,9 +435,9 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Number of items deleted", int(settings.deleted)),
             // The requested bucket size, as RedisBloom reports it; the served one is
             // ours, last.
-            ("Bucket size", int(settings.bucket_size)),
-            ("Expansion rate", int(settings.expansion)),
-            ("Max iterations", int(settings.max_iterations)),
+            ("Bucket size", int(u64::from(settings.bucket_size))),
+            ("Expansion rate", int(u64::from(settings.expansion))),
+            ("Max iterations", int(u64::from(settings.max_iterations))),
             (
                 "Fingerprint bits",
                 int(u64::from(filter.fingerprint_bits())),

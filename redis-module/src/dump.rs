@@ -69,12 +69,12 @@ impl Header {
         }
         let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap());
         let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap());
-        let settings = Settings::from_array(std::array::from_fn(|i| u64_at(8 + 8 * i)));
+        let settings = Settings::from_array(std::array::from_fn(|i| u64_at(8 + 8 * i)))?;
         let fingerprint_bits = u32::from(body[5]);
         let valid = matches!(fingerprint_bits, 8 | 16)
             // The requested bucket size, RedisBloom's range (versions before it was
             // kept apart from the served one wrote 4 or 8, inside it).
-            && (1..=255).contains(&settings.bucket_size)
+            && settings.bucket_size >= 1
             && u32_at(52) == 0;
         valid.then(|| Self {
             settings,

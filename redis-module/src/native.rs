@@ -115,7 +115,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             *field = raw::load_unsigned(rdb).ok()?;
         }
         let bytes = raw::load_string_buffer(rdb).ok()?;
-        let key = CuckooKey::from_parts(Settings::from_array(settings), bytes.as_ref()).ok()?;
+        let key = CuckooKey::from_parts(Settings::from_array(settings)?, bytes.as_ref()).ok()?;
         Some(KeyValue::Ready(key))
     };
     let loading = || -> Option<KeyValue> {

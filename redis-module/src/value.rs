@@ -193,7 +193,7 @@ fn build<F: GrowableFingerprint, const B: usize>(
         .capacity(usize::try_from(settings.capacity).unwrap_or(usize::MAX))
         .growth(growth.unwrap_or(2))
         .max_table_bytes(max_bytes)
-        .max_kicks(usize::try_from(settings.max_iterations).unwrap_or(usize::MAX));
+        .max_kicks(usize::from(settings.max_iterations));
     match growth {
         Some(_) => builder.build(),
         None => builder.max_doublings(0).build(),
@@ -201,42 +201,48 @@ fn build<F: GrowableFingerprint, const B: usize>(
 }
 
 /// The settings a key was made with and its delete count: what the RDB record, the
-/// dump header and the digest carry besides the filter itself.
+/// dump header and the digest carry besides the filter itself. Each setting is kept in
+/// the narrowest type that holds every value a command accepts (24 bytes a key instead
+/// of 40); the record and the dump keep writing them as 64-bit numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
+    pub capacity: u64,
+    /// Items removed by `CF.DEL`.
+    pub deleted: u64,
     /// The bucket size the command asked for (RedisBloom's `BUCKETSIZE`, 1 to 255; 2,
     /// RedisBloom's default, when none was given). It sets the minimum capacity and is
     /// what `CF.INFO` reports as `Bucket size`; the filter's own slots per bucket (4 or
     /// 8) are [`CuckooKey::slots`].
-    pub bucket_size: u64,
-    pub capacity: u64,
-    pub max_iterations: u64,
-    pub expansion: u64,
-    /// Items removed by `CF.DEL`.
-    pub deleted: u64,
+    pub bucket_size: u8,
+    /// `MAXITERATIONS`, 1 to 65,535.
+    pub max_iterations: u16,
+    /// `EXPANSION`, 0 to 32,768.
+    pub expansion: u16,
 }
 
 impl Settings {
     /// In the order the RDB record stores them.
     pub fn to_array(self) -> [u64; 5] {
         [
-            self.bucket_size,
+            u64::from(self.bucket_size),
             self.capacity,
-            self.max_iterations,
-            self.expansion,
+            u64::from(self.max_iterations),
+            u64::from(self.expansion),
             self.deleted,
         ]
     }
 
-    pub fn from_array(fields: [u64; 5]) -> Self {
+    /// The settings a record stores, or `None` if one is past what any command
+    /// accepts (a damaged or foreign record).
+    pub fn from_array(fields: [u64; 5]) -> Option<Self> {
         let [bucket_size, capacity, max_iterations, expansion, deleted] = fields;
-        Self {
-            bucket_size,
+        Some(Self {
             capacity,
-            max_iterations,
-            expansion,
             deleted,
-        }
+            bucket_size: u8::try_from(bucket_size).ok()?,
+            max_iterations: u16::try_from(max_iterations).ok()?,
+            expansion: u16::try_from(expansion).ok()?,
+        })
     }
 }
 
@@ -276,7 +282,7 @@ impl CuckooKey {
         if first > u128::from(max_bytes) {
             return Err(CreateError::OverLimit { needed: first });
         }
-        let growth = growth_for(settings.expansion);
+        let growth = growth_for(u64::from(settings.expansion));
         let filter = match (fingerprint_bits, slots) {
             (8, 8) => Filter::Fp8x8(build(&settings, growth, max_bytes)?),
             (8, _) => Filter::Fp8x4(build(&settings, growth, max_bytes)?),

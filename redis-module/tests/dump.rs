@@ -390,6 +390,30 @@ fn a_dump_its_header_does_not_describe_is_refused_at_its_last_chunk() {
     assert_eq!(digest(&mut dst, "f"), digest(&mut src, "f"));
 }
 
+#[test]
+fn a_header_whose_settings_no_command_accepts_is_refused() {
+    // The settings follow the header's first 8 bytes as 64-bit numbers: bucket size,
+    // capacity, max iterations, expansion, deletes. A key keeps the first, third and
+    // fourth in 8 and 16 bits, so a header past them (resealed with a correct CRC-32)
+    // must be refused whole rather than cut down.
+    let (_source, target, pieces) = source_target_and_dump("settings");
+    let mut dst = target.connection();
+    for (at, past) in [(8, 256u64), (24, 65_536), (32, 65_536)] {
+        let mut header = pieces[0].1.clone();
+        header[at..at + 8].copy_from_slice(&past.to_le_bytes());
+        let crc = crc32fast::hash(&header[..64]).to_le_bytes();
+        header[64..68].copy_from_slice(&crc);
+        assert_eq!(
+            load_error(&mut dst, "f", 1, &header),
+            "Couldn't create filter!",
+            "a setting at byte {at} of {past}"
+        );
+        assert_eq!(query::<i64>(&mut dst, &["EXISTS", "f"]).unwrap(), 0);
+    }
+    load_all(&mut dst, "f", &pieces);
+    assert_eq!(query::<i64>(&mut dst, &["EXISTS", "f"]).unwrap(), 1);
+}
+
 /// A small deterministic generator (xorshift), so a failure names its case.
 fn xorshift(state: &mut u64) -> u64 {
     *state ^= *state << 13;

@@ -40,6 +40,12 @@ impl<T> Segments<T> {
         }
     }
 
+    /// Segment 0.
+    #[inline(always)]
+    pub(crate) fn first(&self) -> &T {
+        &self.first
+    }
+
     /// Segment `j`, if it has been published.
     #[inline(always)]
     pub(crate) fn get(&self, j: usize) -> Option<&T> {

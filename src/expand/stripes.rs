@@ -70,10 +70,10 @@ impl StripeSegment {
 }
 
 /// The stripes of every era so far: `first` of them in segment 0, then segments of as
-/// many as all before.
+/// many as all before. How many are first is segment 0's length, not a field: a small
+/// filter (one a Redis key holds) pays for no byte it can derive.
 pub(crate) struct GrowingStripes {
     segments: Segments<StripeSegment>,
-    first_log2: u32,
 }
 
 impl GrowingStripes {
@@ -83,7 +83,6 @@ impl GrowingStripes {
         debug_assert!(first.is_power_of_two() && first <= MAX_STRIPES);
         Self {
             segments: Segments::new(StripeSegment::new(first, SPLIT)),
-            first_log2: first.ilog2(),
         }
     }
 
@@ -91,10 +90,10 @@ impl GrowingStripes {
     /// stripe below the count an era word names: that era is published after them).
     #[inline(always)]
     fn locate(&self, s: usize) -> Option<(&StripeSegment, usize)> {
-        let first = 1usize << self.first_log2;
+        let first = self.first();
         let (j, offset) = position(
             (s & (first - 1)) as u64,
-            (s >> self.first_log2) as u64,
+            (s >> first.trailing_zeros()) as u64,
             first as u64,
         );
         Some((self.segments.get(j)?, offset as usize))
@@ -115,9 +114,10 @@ impl GrowingStripes {
     /// Appends stripes `len..2·len` (all unsplit), for a doubling of the stripes from
     /// `len`; false if they exist already or would pass [`MAX_STRIPES`].
     pub(crate) fn append(&self, len: usize) -> bool {
-        let j = (len.ilog2() - self.first_log2 + 1) as usize;
+        let first_log2 = self.first().ilog2();
+        let j = (len.ilog2() - first_log2 + 1) as usize;
         // Segments up to MAX_STRIPES in all.
-        let max_later = (MAX_STRIPES.ilog2() - self.first_log2) as usize;
+        let max_later = (MAX_STRIPES.ilog2() - first_log2) as usize;
         self.segments
             .publish(j, StripeSegment::new(len, 0), max_later)
     }
@@ -137,9 +137,10 @@ impl GrowingStripes {
             })
     }
 
-    /// Stripes at era 0.
+    /// Stripes at era 0 (a power of two).
+    #[inline(always)]
     pub(crate) fn first(&self) -> usize {
-        1 << self.first_log2
+        self.segments.first().versions.len()
     }
 
     /// Sets the counts of stripes `0..len` to 0 (the caller holds every lock).
