@@ -589,3 +589,38 @@ fn batched_lookups_fetched_ahead_answer_as_one_at_a_time() {
     );
     assert!(filter.contains_many(0..1_000_000u64).all(|hit| hit));
 }
+
+/// The same across links: past its last doubling a link stops taking keys and a newer
+/// one does, and a batch that fetched every link ahead probes them link by link (the
+/// one-key lookup fetches every link itself). 8-bit codes, whose links double 5 times,
+/// so that two links pass the pipeline's threshold at 2.4 M keys.
+#[test]
+fn batched_lookups_across_links_answer_as_one_at_a_time() {
+    let filter = GrowableCuckooFilter::builder()
+        .fingerprint::<u8>()
+        .capacity(70_000)
+        .build()
+        .unwrap();
+    filter.insert_many(0..2_400_000u64).unwrap();
+    let one_link = filter.stats().doublings <= 5;
+    assert!(
+        !one_link,
+        "{} doublings: one link",
+        filter.stats().doublings
+    );
+    assert!(
+        filter.memory_usage() > 4 << 20,
+        "the tables must be out of cache"
+    );
+    let keys = || {
+        (0..2_400_000u64)
+            .step_by(5)
+            .chain(5_000_000_000..5_000_300_000u64)
+    };
+    assert!(
+        filter
+            .contains_many(keys())
+            .eq(keys().map(|key| filter.contains(&key)))
+    );
+    assert!(filter.contains_many(0..2_400_000u64).all(|hit| hit));
+}
