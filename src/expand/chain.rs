@@ -17,7 +17,7 @@ use std::collections::TryReserveError;
 
 use super::engine::ExpandTable;
 use super::scheme::{Era, Key, Scheme, stream_window};
-use super::segments::Segments;
+use super::segments::{LaterSegments, Segments};
 use super::stripes::target_stripes;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
@@ -154,8 +154,9 @@ pub(crate) fn tables_bytes<F: Fingerprint, const B: usize>(
     None
 }
 
-/// The chain's mutable state, boxed so the chain holds no atomic inline.
-struct Control {
+/// The chain's mutable state, boxed so the chain holds no atomic inline, with the
+/// slots of its later links.
+struct Control<F, const B: usize> {
     links: AtomicU32,
     /// Held by the one thread that starts a link (and by a snapshot or a clear).
     growing: Lock,
@@ -164,14 +165,13 @@ struct Control {
     refused_copies: AtomicU64,
     /// The chain's rule for link sizes (fixed; here, where it costs no padding).
     sizes: LinkSizes,
+    later_links: LaterSegments<ExpandTable<F, B>>,
 }
 
 pub(crate) struct Chain<F, const B: usize> {
-    /// The links' tables, oldest first. Link `j`'s keys start at stream bit
-    /// `j · link_doublings` (`j · (link_doublings + 1)` under [`LinkSizes::Twice`]; see
-    /// [`link_shapes`]).
-    links: Segments<ExpandTable<F, B>>,
-    control: Box<Control>,
+    /// The first link; the later ones are in `control` ([`links`](Self::links)).
+    first_link: ExpandTable<F, B>,
+    control: Box<Control<F, B>>,
     /// Doublings each link makes before the next one starts.
     link_doublings: Era,
     /// Doublings over all links at most, a link's start counting as one; beside
@@ -233,27 +233,36 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let mut tables = tables.into_iter();
         let first = tables.next().expect("a chain has a first link");
         let chain = Self {
-            links: Segments::new(first),
+            first_link: first,
             control: Box::new(Control {
                 links: AtomicU32::new(count as u32),
                 growing: Lock::default(),
                 refused_full: AtomicU64::new(0),
                 refused_copies: AtomicU64::new(0),
                 sizes,
+                later_links: LaterSegments::new(),
             }),
             link_doublings,
             max_doublings,
         };
         let max_later = chain.max_links() - 1;
         for (index, table) in tables.enumerate() {
-            let _ = chain.links.publish(index + 1, table, max_later);
+            let _ = chain.links().publish(index + 1, table, max_later);
         }
         chain
     }
 
+    /// The links' tables, oldest first. Link `j`'s keys start at stream bit
+    /// `j · link_doublings` (`j · (link_doublings + 1)` under [`LinkSizes::Twice`]; see
+    /// [`link_shapes`]).
+    #[inline(always)]
+    fn links(&self) -> Segments<'_, ExpandTable<F, B>> {
+        Segments::new(&self.first_link, &self.control.later_links)
+    }
+
     /// The links this chain may have under a limit of `limit` doublings.
     fn shapes(&self, limit: u32) -> impl Iterator<Item = LinkShape> + use<F, B> {
-        let first_base = self.links.get(0).map_or(0, |first| first.buckets(0));
+        let first_base = self.links().get(0).map_or(0, |first| first.buckets(0));
         link_shapes(first_base, F::BITS, self.link_rule(), limit)
     }
 
@@ -281,7 +290,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// The first link (for the models, which drive one table).
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn first(&self) -> Option<&ExpandTable<F, B>> {
-        self.links.get(0)
+        self.links().get(0)
     }
 
     /// Links now (at least 1).
@@ -299,7 +308,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let stride = rule.0 + rule.1.extra_bits();
         let mut previous: Option<(&ExpandTable<F, B>, Key)> = None;
         (0..links).map_while(move |index| {
-            let link = self.links.get(index)?;
+            let link = self.links().get(index)?;
             let key = match previous {
                 None => link.key(hash),
                 Some((older, before)) => next_link_key(
@@ -353,7 +362,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     #[inline(always)]
     fn first_contains<A: Access>(&self, access: A, hash: u64) -> bool {
-        let first = self.links.get(0);
+        let first = self.links().get(0);
         first.is_some_and(|table| table.contains(access, table.key(hash)))
     }
 
@@ -362,7 +371,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     pub(crate) fn prefetch(&self, hash: u64) {
         let links = self.link_count();
         if links == 1 {
-            if let Some(first) = self.links.get(0) {
+            if let Some(first) = self.links().get(0) {
                 first.prefetch(first.key(hash));
             }
             return;
@@ -373,7 +382,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     /// Bytes of every link's table segments.
     pub(crate) fn table_bytes(&self) -> usize {
-        self.links.iter().map(ExpandTable::table_bytes).sum()
+        self.links().iter().map(ExpandTable::table_bytes).sum()
     }
 
     /// Codes over all links that answer for `hash`.
@@ -483,7 +492,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         if self.link_count() != links {
             return true;
         }
-        let Some(newest) = self.links.get(links - 1) else {
+        let Some(newest) = self.links().get(links - 1) else {
             return false;
         };
         let Some(LinkShape { base, max_era, .. }) = self.shapes(self.max_doublings).nth(links)
@@ -501,7 +510,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         };
         table.limit_moves(newest.moves());
         table.set_step(newest.step());
-        if !self.links.publish(links, table, self.max_links() - 1) {
+        if !self.links().publish(links, table, self.max_links() - 1) {
             return false;
         }
         self.control
@@ -513,7 +522,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// Doublings so far over all links (a new link's start counts as one).
     pub(crate) fn doublings(&self) -> u32 {
         let links = self.link_count();
-        let newest = self.links.get(links - 1).map_or(0, ExpandTable::era);
+        let newest = self.links().get(links - 1).map_or(0, ExpandTable::era);
         (links as u32 - 1) * (self.link_doublings + 1) + newest
     }
 
@@ -540,12 +549,12 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     /// The link inserts go to.
     pub(crate) fn newest_table(&self) -> Option<&ExpandTable<F, B>> {
-        self.links.get(self.link_count() - 1)
+        self.links().get(self.link_count() - 1)
     }
 
     /// Every published link's table, oldest first.
     pub(crate) fn tables(&self) -> impl Iterator<Item = &ExpandTable<F, B>> {
-        (0..self.link_count()).filter_map(|index| self.links.get(index))
+        (0..self.link_count()).filter_map(|index| self.links().get(index))
     }
 
     /// Codes stored over all links.
@@ -563,8 +572,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     pub(crate) fn memory_usage(&self) -> usize {
         let own = std::mem::size_of::<ExpandTable<F, B>>();
         std::mem::size_of::<Self>()
-            + std::mem::size_of::<Control>()
-            + self.links.slot_bytes()
+            + std::mem::size_of::<Control<F, B>>()
+            + self.links().later_slot_bytes()
             + self
                 .tables()
                 .map(|table| table.memory_usage() - own)

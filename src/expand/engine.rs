@@ -42,8 +42,8 @@ use std::collections::TryReserveError;
 use smallvec::SmallVec;
 
 use super::scheme::{Era, Key, Place, Scheme, Split};
-use super::segments::{Segments, position};
-use super::stripes::{GrowingStripes, SPLIT, bumped, target_stripes};
+use super::segments::{LaterSegments, Segments, position};
+use super::stripes::{GrowingStripes, SPLIT, StripeSegment, bumped, target_stripes};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
 use crate::stripe::{Access, Shared};
@@ -91,8 +91,8 @@ impl EraWord {
 }
 
 /// The table's mutable state, boxed so the table itself holds no atomic inline (see
-/// `raw::assert_freeze!`).
-struct Control {
+/// `raw::assert_freeze!`), with the slots of its later table and stripe segments.
+struct Control<F, const B: usize> {
     era: AtomicU32,
     /// Snapshots copying the table now: kick moves wait while it is not 0 (see
     /// [`ExpandTable::pause_for_snapshot`]).
@@ -103,6 +103,8 @@ struct Control {
     /// written on the kick path only).
     kicked: AtomicU64,
     longest_path: AtomicU32,
+    later_tables: LaterSegments<Table<F, B>>,
+    later_stripes: LaterSegments<StripeSegment>,
 }
 
 /// One side of a key: its base bucket and its stream on that side.
@@ -230,7 +232,7 @@ impl<F: Fingerprint, const B: usize> SnapshotGuard<'_, F, B> {
     /// Each word is loaded once.
     pub(crate) fn words(&self) -> impl Iterator<Item = u64> + '_ {
         (0..=self.era as usize)
-            .filter_map(|segment| self.table.tables.get(segment))
+            .filter_map(|segment| self.table.tables().get(segment))
             .flat_map(|table| (0..table.words()).map(|index| table.load_word(index)))
     }
 }
@@ -244,9 +246,10 @@ impl<F, const B: usize> Drop for SnapshotGuard<'_, F, B> {
 
 pub(crate) struct ExpandTable<F, const B: usize> {
     base_buckets: u64,
-    tables: Segments<Table<F, B>>,
-    stripes: GrowingStripes,
-    control: Box<Control>,
+    /// Segment 0 of the table and of its stripes; the later ones are in `control`.
+    first_table: Table<F, B>,
+    first_stripes: StripeSegment,
+    control: Box<Control<F, B>>,
     max_era: Era,
     /// The kick path bound, in moves (at most [`max_moves`]).
     moves: u8,
@@ -291,14 +294,16 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let max_era = max_doublings.min(scheme.max_era());
         Ok(Self {
             base_buckets,
-            tables: Segments::new(Table::untouched(base_buckets as usize)?),
-            stripes: GrowingStripes::new(stripes),
+            first_table: Table::untouched(base_buckets as usize)?,
+            first_stripes: StripeSegment::at_era_zero(stripes),
             control: Box::new(Control {
                 era: AtomicU32::new(EraWord::new(0, stripes).0),
                 snapshots: AtomicU32::new(0),
                 growing: Lock::default(),
                 kicked: AtomicU64::new(0),
                 longest_path: AtomicU32::new(0),
+                later_tables: LaterSegments::new(),
+                later_stripes: LaterSegments::new(),
             }),
             max_era,
             moves: max_moves(B) as u8,
@@ -371,6 +376,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         F::BITS - 3
     }
 
+    /// The table's segments.
+    #[inline(always)]
+    fn tables(&self) -> Segments<'_, Table<F, B>> {
+        Segments::new(&self.first_table, &self.control.later_tables)
+    }
+
+    /// The stripes of every era so far.
+    #[inline(always)]
+    fn stripes(&self) -> GrowingStripes<'_> {
+        GrowingStripes::new(&self.first_stripes, &self.control.later_stripes)
+    }
+
     /// `hash` as this table sees it.
     #[inline]
     pub(crate) fn key(&self, hash: u64) -> Key {
@@ -408,16 +425,16 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Codes stored (a void's copies each count); exact when no writer is active.
     pub(crate) fn len(&self) -> usize {
-        self.stripes.total_count(self.word().stripes())
+        self.stripes().total_count(self.word().stripes())
     }
 
     /// Bytes: the struct, every table segment, every stripe, the control block.
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of::<Self>()
-            + std::mem::size_of::<Control>()
+            + std::mem::size_of::<Control<F, B>>()
             + self.table_bytes()
-            + self.tables.slot_bytes()
-            + self.stripes.memory_usage()
+            + self.tables().later_slot_bytes()
+            + self.stripes().memory_usage()
     }
 
     /// The false-positive bound now: each code answers for a key never inserted with
@@ -435,7 +452,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             // child bucket nothing): read it as such.
             let stripe = self.stripe_of(index, word);
             let split = self
-                .stripes
+                .stripes()
                 .version(stripe)
                 .is_none_or(|v| v.load(Ordering::Acquire) & SPLIT != 0);
             let code_era = if split || era == 0 { era } else { era - 1 };
@@ -512,7 +529,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     fn table_at(&self, spot: Spot) -> Option<(&Table<F, B>, u64)> {
         let (segment, offset) = position(spot.base, spot.descendant, self.base_buckets);
-        Some((self.tables.get(segment)?, offset))
+        Some((self.tables().get(segment)?, offset))
     }
 
     // ----- reading -----
@@ -583,8 +600,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 self.stripe_of(self.index(views[1].spot), word),
             ];
             let (Some(first), Some(second)) = (
-                self.stripes.version(stripes[0]),
-                self.stripes.version(stripes[1]),
+                self.stripes().version(stripes[0]),
+                self.stripes().version(stripes[1]),
             ) else {
                 break; // unreachable: an era is published after its stripes
             };
@@ -641,7 +658,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let views = [0, 1].map(|k| {
                 let split = era == 0
                     || self
-                        .stripes
+                        .stripes()
                         .version(stripes[k])
                         .is_some_and(|v| v.load(Ordering::Relaxed) & SPLIT != 0);
                 self.view(sides[k], if split { era } else { era - 1 })
@@ -670,7 +687,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Bytes of the table segments.
     pub(crate) fn table_bytes(&self) -> usize {
-        self.tables.iter().map(Table::memory_usage).sum()
+        self.tables().iter().map(Table::memory_usage).sum()
     }
 
     /// Whether a code answers for `key`.
@@ -693,9 +710,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return [None, None];
         }
         let (low, high) = (stripes[0].min(stripes[1]), stripes[0].max(stripes[1]));
-        let low_guard = self.stripes.lock(low);
+        let low_guard = self.stripes().lock(low);
         let high_guard = if high != low {
-            self.stripes.lock(high)
+            self.stripes().lock(high)
         } else {
             None
         };
@@ -703,7 +720,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     fn is_split(&self, stripe: usize) -> bool {
-        self.stripes
+        self.stripes()
             .version(stripe)
             .is_some_and(|v| v.load(Ordering::Acquire) & SPLIT != 0)
     }
@@ -877,7 +894,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let slot = [first, second][side].trailing_zeros() as usize;
         let view = ready.views[side];
         self.set_slot(self.index(view.spot), slot, view.query);
-        self.stripes.add_count(ready.stripes[side], 1);
+        self.stripes().add_count(ready.stripes[side], 1);
         Placement::Inserted
     }
 
@@ -1090,14 +1107,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         } else {
             &stripes
         };
-        self.stripes.while_writing::<A>(touched, false, || {
+        self.stripes().while_writing::<A>(touched, false, || {
             // Copy, then clear: at every instant the code is in one of its buckets.
             self.set_slot_in_window(step.to, step.to_slot, step.to_code);
             self.set_slot_in_window(step.from, step.from_slot, 0);
         });
         if stripes[0] != stripes[1] {
-            self.stripes.add_count(stripes[0], -1);
-            self.stripes.add_count(stripes[1], 1);
+            self.stripes().add_count(stripes[0], -1);
+            self.stripes().add_count(stripes[1], 1);
         }
         true
     }
@@ -1139,7 +1156,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 return false;
             };
             self.set_slot(indices[side], slot, 0);
-            self.stripes.add_count(ready.stripes[side], -1);
+            self.stripes().add_count(ready.stripes[side], -1);
             return true;
         }
     }
@@ -1150,11 +1167,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// its buckets from the era before moves to its bucket's lower or upper child (a void
     /// to both), inside the stripe's seqlock window and under its lock.
     fn split_stripe<A: Access>(&self, stripe: usize) {
-        if self.stripes.version(stripe).is_none() {
+        if self.stripes().version(stripe).is_none() {
             return;
         }
         let _guard = if A::SHARED {
-            self.stripes.lock(stripe)
+            self.stripes().lock(stripe)
         } else {
             None
         };
@@ -1162,7 +1179,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let word = self.word();
         let era = word.era();
         let split = self
-            .stripes
+            .stripes()
             .version(stripe)
             .is_none_or(|v| v.load(Ordering::Relaxed) & SPLIT != 0);
         if era == 0 || split {
@@ -1171,7 +1188,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let parents = self.buckets(era - 1);
         let stride = word.stripes() as u64;
         let mut voids = 0;
-        self.stripes.while_writing::<A>(&[stripe], true, || {
+        self.stripes().while_writing::<A>(&[stripe], true, || {
             let mut word_index = stripe as u64;
             while word_index * Self::PER_WORD < parents {
                 for k in 0..Self::PER_WORD {
@@ -1180,7 +1197,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 word_index += stride;
             }
         });
-        self.stripes.add_count(stripe, voids);
+        self.stripes().add_count(stripe, voids);
     }
 
     /// Moves every code of bucket `parent` (at `era`) to `parent` or its child
@@ -1256,13 +1273,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return false;
         };
         if !self
-            .tables
+            .tables()
             .publish(era as usize + 1, segment, self.max_era as usize)
         {
             return false;
         }
         let next_stripes = self.next_stripes(stripes, era);
-        if next_stripes > stripes && !self.stripes.append(stripes) {
+        if next_stripes > stripes && !self.stripes().append(stripes) {
             return false;
         }
         // Under every lock no writer is between its era check and its last store, so
@@ -1278,22 +1295,24 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // comes later, which moves codes over it: loom model (p), and the chain's
         // churn test, which lost keys that way in CI).
         let guards: Vec<_> = match A::SHARED {
-            true => (0..stripes).filter_map(|s| self.stripes.lock(s)).collect(),
+            true => (0..stripes)
+                .filter_map(|s| self.stripes().lock(s))
+                .collect(),
             false => Vec::new(),
         };
         for stripe in 0..stripes {
-            if let Some(version) = self.stripes.version(stripe) {
+            if let Some(version) = self.stripes().version(stripe) {
                 let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
-                self.stripes.set_version(stripe, odd, Ordering::Relaxed);
+                self.stripes().set_version(stripe, odd, Ordering::Relaxed);
             }
         }
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
         for stripe in 0..stripes {
-            if let Some(version) = self.stripes.version(stripe) {
+            if let Some(version) = self.stripes().version(stripe) {
                 let even = bumped(version.load(Ordering::Relaxed));
-                self.stripes.set_version(stripe, even, Ordering::Release);
+                self.stripes().set_version(stripe, even, Ordering::Release);
             }
         }
         drop(guards);
@@ -1317,7 +1336,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.control.snapshots.fetch_add(1, Ordering::Relaxed);
         // A move that held a lock before the count rose ends before its lock is passed.
         for stripe in 0..word.stripes() {
-            drop(self.stripes.lock(stripe));
+            drop(self.stripes().lock(stripe));
         }
         SnapshotGuard {
             table: self,
@@ -1328,7 +1347,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Stripes at era 0.
     pub(crate) fn first_stripes(&self) -> usize {
-        self.stripes.first()
+        self.stripes().first()
     }
 
     /// Whether `code` can be a code of a table at `era` (every code knows the first
@@ -1349,7 +1368,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         words: &mut impl Iterator<Item = u64>,
     ) -> Result<Self, TryReserveError> {
         let table = Self::new(base_buckets, first_stripes, max_era)?;
-        if let Some(first) = table.tables.get(0) {
+        if let Some(first) = table.tables().get(0) {
             for (index, word) in words.take(first.words()).enumerate() {
                 first.store_word(index, word);
             }
@@ -1358,18 +1377,20 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for past in 0..era {
             let segment = Table::with_words(table.buckets(past) as usize, words.by_ref())?;
             let _ = table
-                .tables
+                .tables()
                 .publish(past as usize + 1, segment, table.max_era as usize);
             let next = table.next_stripes(stripes, past);
             if next > stripes {
-                table.stripes.append(stripes);
+                table.stripes().append(stripes);
             }
             stripes = next;
         }
         let word = EraWord::new(era, stripes);
         table.control.era.store(word.0, Ordering::Release);
         for stripe in 0..stripes {
-            table.stripes.set_version(stripe, SPLIT, Ordering::Relaxed);
+            table
+                .stripes()
+                .set_version(stripe, SPLIT, Ordering::Relaxed);
         }
         for index in 0..table.buckets(era) {
             let codes = table
@@ -1378,7 +1399,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .filter(|&&code| code != 0)
                 .count();
             table
-                .stripes
+                .stripes()
                 .add_count(table.stripe_of(index, word), codes as isize);
         }
         Ok(table)
@@ -1392,12 +1413,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let stripes: Vec<usize> = (0..word.stripes()).collect();
         let _guards: Vec<_> = stripes
             .iter()
-            .filter_map(|&s| self.stripes.lock(s))
+            .filter_map(|&s| self.stripes().lock(s))
             .collect();
-        self.stripes.while_writing::<Shared>(&stripes, true, || {
-            self.tables.iter().for_each(Table::clear);
+        self.stripes().while_writing::<Shared>(&stripes, true, || {
+            self.tables().iter().for_each(Table::clear);
         });
-        self.stripes.reset_counts(word.stripes());
+        self.stripes().reset_counts(word.stripes());
     }
 
     /// Doubles now however full the table is (for tests and models); false past the

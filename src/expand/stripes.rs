@@ -23,7 +23,7 @@
 //! the new era word), so a writer that holds a stripe's lock sees it fixed, and one
 //! that has read the new era word never reads the old era's split bit after it.
 
-use super::segments::{Segments, position};
+use super::segments::{LaterSegments, Segments, position};
 use crate::stripe::{Access, WriterStripe};
 use crate::sync::{AtomicU32, LockGuard, Ordering, fence};
 
@@ -69,27 +69,36 @@ impl StripeSegment {
     }
 }
 
-/// The stripes of every era so far: `first` of them in segment 0, then segments of as
-/// many as all before. How many are first is segment 0's length, not a field: a small
-/// filter (one a Redis key holds) pays for no byte it can derive.
-pub(crate) struct GrowingStripes {
-    segments: Segments<StripeSegment>,
+impl StripeSegment {
+    /// A table's stripes at era 0: `len` of them (a power of two), all split (a table
+    /// at era 0 has nothing to split).
+    pub(crate) fn at_era_zero(len: usize) -> Self {
+        debug_assert!(len.is_power_of_two() && len <= MAX_STRIPES);
+        Self::new(len, SPLIT)
+    }
 }
 
-impl GrowingStripes {
-    /// `first` stripes (a power of two), all split (a table at era 0 has nothing to
-    /// split).
-    pub(crate) fn new(first: usize) -> Self {
-        debug_assert!(first.is_power_of_two() && first <= MAX_STRIPES);
+/// The stripes of every era so far: `first` of them in segment 0, then segments of as
+/// many as all before; read through the table's first segment and later slots. How many
+/// are first is segment 0's length, not a field: a small filter (one a Redis key holds)
+/// pays for no byte it can derive.
+#[derive(Clone, Copy)]
+pub(crate) struct GrowingStripes<'a> {
+    segments: Segments<'a, StripeSegment>,
+}
+
+impl<'a> GrowingStripes<'a> {
+    #[inline(always)]
+    pub(crate) fn new(first: &'a StripeSegment, later: &'a LaterSegments<StripeSegment>) -> Self {
         Self {
-            segments: Segments::new(StripeSegment::new(first, SPLIT)),
+            segments: Segments::new(first, later),
         }
     }
 
     /// Stripe `s`'s segment and offset, or `None` if `s` is not published (never for a
     /// stripe below the count an era word names: that era is published after them).
     #[inline(always)]
-    fn locate(&self, s: usize) -> Option<(&StripeSegment, usize)> {
+    fn locate(self, s: usize) -> Option<(&'a StripeSegment, usize)> {
         let first = self.first();
         let (j, offset) = position(
             (s & (first - 1)) as u64,
@@ -100,20 +109,20 @@ impl GrowingStripes {
     }
 
     #[inline(always)]
-    pub(crate) fn version(&self, s: usize) -> Option<&AtomicU32> {
+    pub(crate) fn version(self, s: usize) -> Option<&'a AtomicU32> {
         let (segment, offset) = self.locate(s)?;
         segment.versions.get(offset)
     }
 
     #[inline]
-    fn writer(&self, s: usize) -> Option<&WriterStripe> {
+    fn writer(self, s: usize) -> Option<&'a WriterStripe> {
         let (segment, offset) = self.locate(s)?;
         segment.writers.get(offset)
     }
 
     /// Appends stripes `len..2·len` (all unsplit), for a doubling of the stripes from
     /// `len`; false if they exist already or would pass [`MAX_STRIPES`].
-    pub(crate) fn append(&self, len: usize) -> bool {
+    pub(crate) fn append(self, len: usize) -> bool {
         let first_log2 = self.first().ilog2();
         let j = (len.ilog2() - first_log2 + 1) as usize;
         // Segments up to MAX_STRIPES in all.
@@ -124,12 +133,12 @@ impl GrowingStripes {
 
     /// Locks stripe `s`; `None` if it does not exist.
     #[inline]
-    pub(crate) fn lock(&self, s: usize) -> Option<LockGuard<'_>> {
+    pub(crate) fn lock(self, s: usize) -> Option<LockGuard<'a>> {
         Some(self.writer(s)?.lock.lock())
     }
 
     /// The sum of the counts of stripes `0..len` (exact when no writer is active).
-    pub(crate) fn total_count(&self, len: usize) -> usize {
+    pub(crate) fn total_count(self, len: usize) -> usize {
         (0..len)
             .filter_map(|s| self.writer(s))
             .fold(0usize, |sum, w| {
@@ -139,12 +148,12 @@ impl GrowingStripes {
 
     /// Stripes at era 0 (a power of two).
     #[inline(always)]
-    pub(crate) fn first(&self) -> usize {
+    pub(crate) fn first(self) -> usize {
         self.segments.first().versions.len()
     }
 
     /// Sets the counts of stripes `0..len` to 0 (the caller holds every lock).
-    pub(crate) fn reset_counts(&self, len: usize) {
+    pub(crate) fn reset_counts(self, len: usize) {
         for writer in (0..len).filter_map(|s| self.writer(s)) {
             writer.count.store(0, Ordering::Relaxed);
         }
@@ -152,7 +161,7 @@ impl GrowingStripes {
 
     /// Adds `delta` (wrapping) to stripe `s`'s count; the caller holds its lock.
     #[inline]
-    pub(crate) fn add_count(&self, s: usize, delta: isize) {
+    pub(crate) fn add_count(self, s: usize, delta: isize) {
         if let Some(writer) = self.writer(s) {
             let count = writer.count.load(Ordering::Relaxed);
             writer
@@ -163,7 +172,7 @@ impl GrowingStripes {
 
     /// Sets stripe `s`'s version with `order` (the caller holds its lock).
     #[inline]
-    pub(crate) fn set_version(&self, s: usize, version: u32, order: Ordering) {
+    pub(crate) fn set_version(self, s: usize, version: u32, order: Ordering) {
         if let Some(v) = self.version(s) {
             v.store(version, order);
         }
@@ -174,7 +183,7 @@ impl GrowingStripes {
     /// `split` sets the split bit of every one of them with the closing store. With
     /// exclusive access no reader can overlap, and only the split bit is set.
     pub(crate) fn while_writing<A: Access>(
-        &self,
+        self,
         stripes: &[usize],
         split: bool,
         rewrite: impl FnOnce(),
@@ -206,12 +215,13 @@ impl GrowingStripes {
         }
     }
 
-    pub(crate) fn memory_usage(&self) -> usize {
+    /// Bytes of every segment's stripes and of the later segments' slots.
+    pub(crate) fn memory_usage(self) -> usize {
         self.segments
             .iter()
             .map(StripeSegment::bytes)
             .sum::<usize>()
-            + self.segments.slot_bytes()
+            + self.segments.later_slot_bytes()
     }
 }
 
@@ -221,7 +231,8 @@ mod tests {
 
     #[test]
     fn stripes_append_as_segments_and_keep_their_state() {
-        let stripes = GrowingStripes::new(2);
+        let (first, later) = (StripeSegment::at_era_zero(2), LaterSegments::new());
+        let stripes = GrowingStripes::new(&first, &later);
         assert!(stripes.version(1).is_some());
         assert!(stripes.version(2).is_none());
         stripes.add_count(1, 3);
