@@ -229,7 +229,7 @@ MUTATIONS = {
         "doubling::lookup_races_a_stripe_split",
         "a stripe's split rewrites its buckets outside its seqlock window (marking it split after)",
         "src/expand/engine.rs",
-        """        self.stripes.while_writing::<A>(&[stripe], true, || {
+        """        self.stripes().while_writing::<A>(&[stripe], true, || {
             let mut word_index = stripe as u64;
             while word_index * Self::PER_WORD < parents {
                 for k in 0..Self::PER_WORD {
@@ -245,7 +245,7 @@ MUTATIONS = {
             }
             word_index += stride;
         }
-        self.stripes.while_writing::<A>(&[stripe], true, || {});""",
+        self.stripes().while_writing::<A>(&[stripe], true, || {});""",
     ),
     "l": (
         "doubling::insert_splits_the_stripe_it_needs",
@@ -270,24 +270,24 @@ MUTATIONS = {
         "a doubling marks its stripes unsplit before it publishes the new era word",
         "src/expand/engine.rs",
         """        for stripe in 0..stripes {
-            if let Some(version) = self.stripes.version(stripe) {
+            if let Some(version) = self.stripes().version(stripe) {
                 let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
-                self.stripes.set_version(stripe, odd, Ordering::Relaxed);
+                self.stripes().set_version(stripe, odd, Ordering::Relaxed);
             }
         }
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
         for stripe in 0..stripes {
-            if let Some(version) = self.stripes.version(stripe) {
+            if let Some(version) = self.stripes().version(stripe) {
                 let even = bumped(version.load(Ordering::Relaxed));
-                self.stripes.set_version(stripe, even, Ordering::Release);
+                self.stripes().set_version(stripe, even, Ordering::Release);
             }
         }""",
         """        for stripe in 0..stripes {
-            if let Some(version) = self.stripes.version(stripe) {
+            if let Some(version) = self.stripes().version(stripe) {
                 let even = bumped(bumped(version.load(Ordering::Relaxed))) & !SPLIT;
-                self.stripes.set_version(stripe, even, Ordering::Relaxed);
+                self.stripes().set_version(stripe, even, Ordering::Relaxed);
             }
         }
         self.control
@@ -299,9 +299,9 @@ MUTATIONS = {
         "a doubling's odd stamp keeps the split bit while the new era word goes out",
         "src/expand/engine.rs",
         """                let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
-                self.stripes.set_version(stripe, odd, Ordering::Relaxed);""",
+                self.stripes().set_version(stripe, odd, Ordering::Relaxed);""",
         """                let odd = bumped(version.load(Ordering::Relaxed));
-                self.stripes.set_version(stripe, odd, Ordering::Relaxed);""",
+                self.stripes().set_version(stripe, odd, Ordering::Relaxed);""",
     ),
     "q": (
         "doubling::unique_inserts_race_a_new_link",
