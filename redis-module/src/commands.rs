@@ -474,32 +474,30 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .ok_or(RedisError::Str(INVALID_POSITION))?;
     with_read_filter(ctx, key, |filter| {
         let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
-        let mut dump = filter
-            .dump
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Taken out of its cell for this command, and put back unless it is done with.
+        let kept = filter.dump.take();
         // A dump starts at cursor 0; one asked to go on without its snapshot (the
         // server restarted, or another dump replaced it) takes a new one, whose chunks a
         // loader refuses if the filter changed in between.
-        let kept = dump.is_some();
-        if cursor == 0 || !kept {
-            *dump = Some(Box::new(Dump::of(filter, config::dump_chunk_bytes())));
-        }
-        let snapshot = dump
-            .as_ref()
-            .expect("a snapshot was just taken if none was kept");
+        let continued = kept.is_some() && cursor != 0;
+        let snapshot = match kept {
+            Some(snapshot) if cursor != 0 => snapshot,
+            _ => Box::new(Dump::of(filter, config::dump_chunk_bytes())),
+        };
         if let Some(piece) = snapshot.piece(cursor) {
             count(&COUNTERS.dump_pieces_sent, 1);
-            return Ok(RedisValue::Array(vec![
+            let reply = RedisValue::Array(vec![
                 RedisValue::Integer((cursor + 1) as i64),
                 RedisValue::StringBuffer(piece.to_vec()),
-            ]));
+            ]);
+            filter.dump.set(Some(snapshot));
+            return Ok(reply);
         }
         // Every piece has been sent, or the cursor is past them: the end. A snapshot
         // kept for a dump in progress stays unless this was its end; one just taken to
         // answer a stray cursor goes.
-        if cursor == snapshot.len() || !kept {
-            *dump = None;
+        if continued && cursor != snapshot.len() {
+            filter.dump.set(Some(snapshot));
         }
         Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),

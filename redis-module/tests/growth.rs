@@ -124,9 +124,10 @@ fn small_keys_cost_what_their_tables_hold() {
         println!("ours, {bits} bits: {bytes:.0} bytes per key");
         ours.push(bytes);
     }
-    // The table of 100 items at 95% load: 108 slots, 216 bytes at 16 bits and 108 at 8;
-    // the rest is the filter's fixed part and the key's value.
-    assert!(ours[0] < 700.0, "{:.0} bytes per 16-bit key", ours[0]);
+    // The table of 100 items at 95% load: 112 slots, 224 bytes at 16 bits and 112 at 8;
+    // the rest is the filter's fixed part, the key's value and the server's own. 560
+    // bytes at 16 bits is the growth issue's goal (2.5x RedisBloom's 224).
+    assert!(ours[0] <= 560.0, "{:.0} bytes per 16-bit key", ours[0]);
     assert!(
         ours[1] < ours[0],
         "8-bit keys cost no less than 16-bit ones"
