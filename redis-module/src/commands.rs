@@ -1,6 +1,8 @@
 //! The `CF.*` commands, with RedisBloom 2.8's syntax, replies and error strings (see the
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
+use std::ffi::CStr;
+
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::{
     Context, ContextFlags, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue, raw,
@@ -39,9 +41,22 @@ fn wrong_type(_: RedisError) -> RedisError {
 /// After a successful write to `key`: replicates the command verbatim and publishes
 /// the module keyspace event `event` (class `d`: `notify-keyspace-events` with `d` or
 /// `A`, and `K` or `E`).
-fn written(ctx: &Context, key: &RedisString, event: &str) {
+fn written(ctx: &Context, key: &RedisString, event: &CStr) {
     ctx.replicate_verbatim();
-    ctx.notify_keyspace_event(NotifyEvent::MODULE, event, key);
+    // The binding's `notify_keyspace_event` copies the event name into a new C string
+    // on every call; these names are static.
+    // SAFETY: the API table is filled once while the module loads, before any command
+    // runs; the context and the key's string are live, and `event` outlives the call.
+    unsafe {
+        if let Some(notify) = raw::RedisModule_NotifyKeyspaceEvent {
+            notify(
+                ctx.ctx,
+                NotifyEvent::MODULE.bits(),
+                event.as_ptr(),
+                key.inner,
+            );
+        }
+    }
 }
 
 /// Whether the calling client speaks RESP3.
@@ -198,7 +213,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("ERR item exists"));
     }
     create(&key, settings, slots)?;
-    written(ctx, &args[1], "cf.reserve");
+    written(ctx, &args[1], c"cf.reserve");
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -250,8 +265,8 @@ fn insert_one(filter: &mut CuckooKey, item: &[u8], unique: bool) -> Result<bool,
 
 /// `CF.ADD key item` (1) and `CF.ADDNX key item` (1 if added, 0 if probably present),
 /// booleans under RESP3; `Filter is full` if it cannot be added.
-fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult {
-    let [_, name, item] = &args[..] else {
+fn add_item(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
+    let [_, name, item] = args else {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key_writable(name);
@@ -259,16 +274,17 @@ fn add_item(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisResult 
     let added = insert_one(filter, item.as_slice(), unique);
     // A created key is a write even when the item then did not fit.
     if added.as_ref().is_ok_and(|&added| added) || !existed {
-        written(ctx, name, "cf.add");
+        written(ctx, name, c"cf.add");
     }
     Ok(RedisValue::Bool(added?))
 }
 
-pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+/// `CF.ADD key item` (registered by `fast.rs`, as the other single-item commands).
+pub fn add(ctx: &Context, args: &[RedisString]) -> RedisResult {
     add_item(ctx, args, false)
 }
 
-pub fn add_nx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+pub fn add_nx(ctx: &Context, args: &[RedisString]) -> RedisResult {
     add_item(ctx, args, true)
 }
 
@@ -337,7 +353,7 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
     // A created key or any added item is a write; a call that changed nothing is not
     // replicated.
     if changed {
-        written(ctx, &args[1], "cf.insert");
+        written(ctx, &args[1], c"cf.insert");
     }
     Ok(RedisValue::Array(replies))
 }
@@ -362,8 +378,8 @@ fn with_read_filter(
 
 /// `CF.EXISTS key item`: 1 if (probably) present, 0 if not or the key is empty
 /// (booleans under RESP3).
-pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+pub fn exists(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    let [_, key, item] = args else {
         return Err(RedisError::WrongArity);
     };
     with_read_filter(ctx, key, |filter| {
@@ -391,8 +407,8 @@ pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `CF.COUNT key item`: copies of the item's fingerprint (never fewer than were added).
-pub fn count_item(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, key, item] = &args[..] else {
+pub fn count_item(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    let [_, key, item] = args else {
         return Err(RedisError::WrongArity);
     };
     with_read_filter(ctx, key, |filter| {
@@ -403,8 +419,8 @@ pub fn count_item(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `CF.DEL key item`: 1 if one copy was removed, 0 if none (booleans under RESP3);
 /// `Not found` without the key (RedisBloom's words, without `ERR`).
-pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let [_, name, item] = &args[..] else {
+pub fn del(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    let [_, name, item] = args else {
         return Err(RedisError::WrongArity);
     };
     let key = ctx.open_key_writable(name);
@@ -412,7 +428,7 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let removed = filter.remove(item.as_slice());
     if removed {
         count(&COUNTERS.items_deleted, 1);
-        written(ctx, name, "cf.del");
+        written(ctx, name, c"cf.del");
     }
     Ok(RedisValue::Bool(removed))
 }
@@ -558,7 +574,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                     Some(filter) => KeyValue::Ready(filter),
                     None => {
                         count(&COUNTERS.chunks_loaded, 1);
-                        written(ctx, &args[1], "cf.loadchunk");
+                        written(ctx, &args[1], c"cf.loadchunk");
                         return Ok(RedisValue::SimpleStringStatic("OK"));
                     }
                 }
@@ -567,7 +583,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     };
     key.set_value(&CUCKOO_TYPE, loaded).map_err(wrong_type)?;
     count(&COUNTERS.chunks_loaded, 1);
-    written(ctx, &args[1], "cf.loadchunk");
+    written(ctx, &args[1], c"cf.loadchunk");
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

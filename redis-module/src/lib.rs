@@ -1,9 +1,11 @@
 //! A Redis (and Valkey) module that serves this workspace's cuckoo filter behind
 //! RedisBloom's `CF.*` commands.
 //!
-//! Each key holds a [`value::KeyValue`]: a `ChainedCuckooFilter` (8- or 16-bit
-//! fingerprints, 4 or 8 slots per bucket) with the settings `CF.INFO` reports, or a
-//! filter still arriving through `CF.LOADCHUNK`. Commands are in `commands.rs`, the
+//! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
+//! fingerprints, 4 or 8 slots per bucket; a `ChainedCuckooFilter` if loaded from an
+//! older record) with the settings `CF.INFO` reports, or a filter still arriving
+//! through `CF.LOADCHUNK`. Commands are in `commands.rs` (the single-item ones
+//! registered by `fast.rs`), the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
 //! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
 //! copy, digest, defrag) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
@@ -15,6 +17,7 @@ mod commands;
 mod config;
 mod docs;
 mod dump;
+mod fast;
 mod native;
 mod value;
 
@@ -46,16 +49,13 @@ redis_module! {
         "cuckoo",
     ],
     init: init,
+    // The single-item commands (CF.ADD, CF.ADDNX, CF.EXISTS, CF.COUNT, CF.DEL) are
+    // registered by `init` (`fast.rs`), with the same flags and categories.
     commands: [
         ["CF.RESERVE", commands::reserve, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
-        ["CF.ADD", commands::add, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
-        ["CF.ADDNX", commands::add_nx, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
         ["CF.INSERT", commands::insert, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
         ["CF.INSERTNX", commands::insert_nx, "write deny-oom", 1, 1, 1, "", "write slow cuckoo"],
-        ["CF.EXISTS", commands::exists, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
         ["CF.MEXISTS", commands::mexists, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
-        ["CF.COUNT", commands::count_item, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
-        ["CF.DEL", commands::del, "write fast", 1, 1, 1, "", "write fast cuckoo"],
         ["CF.INFO", commands::info, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
         ["CF.DEBUG", commands::debug, "readonly fast", 1, 1, 1, "", "read fast cuckoo"],
         ["CF.SCANDUMP", commands::scandump, "readonly", 1, 1, 1, "", "read slow cuckoo"],
@@ -83,12 +83,17 @@ redis_module! {
 /// swapdb` serves its old keys while it parses the new ones from the socket: the
 /// module keeps no state outside its keys' values, so the two sets never meet). A
 /// server allows diskless load only with both; without them it loads through a file.
-/// Then registers the module's `INFO` section (`INFO cuckoofilter`) and the commands'
-/// `COMMAND DOCS`. The binding registers an `INFO` handler of its own first; Redis keeps
+/// Then registers the module's `INFO` section (`INFO cuckoofilter`), the single-item
+/// commands (`fast.rs`) and the commands' `COMMAND DOCS`. The binding registers an `INFO` handler of its own first; Redis keeps
 /// the last one registered.
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ctx.set_module_options(ModuleOptions::HANDLE_IO_ERRORS | ModuleOptions::HANDLE_REPL_ASYNC_LOAD);
     raw::register_info_function(ctx.ctx, Some(info_section));
+    // Before the docs, which are set on every command.
+    if let Err(error) = fast::register(ctx) {
+        ctx.log_warning(&error);
+        return Status::Err;
+    }
     if let Err(error) = docs::register(ctx) {
         ctx.log_warning(&format!("{error}"));
         return Status::Err;
