@@ -374,6 +374,15 @@ MUTATIONS = {
         """        if !A::SHARED {
             let _ = rewrite;""",
     ),
+    "t16": (
+        "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
+        "an exclusive plain insert, which stores into the slot it loaded, skips its stripe count",
+        "src/raw.rs",
+        """                access
+                    .lock_pair(&self.stripes, stripe, stripe)
+                    .count_added(stripe);""",
+        """                let _ = (access, stripe);""",
+    ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",

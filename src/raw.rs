@@ -286,7 +286,17 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
                 return self.insert_kicking(access, c, unique);
             }
         } else if !unique {
-            let (bucket, _) = Self::emptier_bucket(c, empty);
+            let (bucket, slot) = Self::emptier_bucket(c, empty);
+            if !A::SHARED {
+                // Nothing has written the pair since it was loaded: the slot the shared
+                // path finds again under the stripe lock is this one.
+                let stripe = self.stripe_of(bucket);
+                self.table.set_slot(bucket, slot, c.fp);
+                access
+                    .lock_pair(&self.stripes, stripe, stripe)
+                    .count_added(stripe);
+                return Ok(true);
+            }
             if self.place_in_bucket(access, bucket, c.fp) {
                 return Ok(true);
             }
