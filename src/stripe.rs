@@ -32,7 +32,9 @@
 //! two writers rarely touch neighbours, and padding would cost 128 bytes a stripe, more
 //! than the whole per-item budget of a small filter.
 
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
+use crate::sync::{
+    AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence,
+};
 
 /// A stripe's lock and its count of stored fingerprints (changed under the lock).
 /// Shared with the table that doubles in place (`expand/stripes.rs`).
@@ -285,7 +287,7 @@ pub(crate) trait Access: Copy {
 
     /// Raises a statistics maximum to `value` if it is below, the same way.
     #[inline]
-    fn raise_to(maximum: &AtomicU32, value: u32) {
+    fn raise_to(maximum: &AtomicU8, value: u8) {
         if value > maximum.load(Ordering::Relaxed) {
             if Self::SHARED {
                 maximum.fetch_max(value, Ordering::Relaxed);

@@ -47,7 +47,7 @@ use super::stripes::{GrowingStripes, SPLIT, StripeSegment, bumped, target_stripe
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
 use crate::stripe::{Access, Shared};
-use crate::sync::{AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
+use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
 use crate::table::Table;
 
 /// Optimistic attempts a lookup makes before it reads under the pair lock (as the core
@@ -99,10 +99,15 @@ struct Control<F, const B: usize> {
     snapshots: AtomicU32,
     /// Held by the one thread that doubles the table (and by a snapshot or a clear).
     growing: Lock,
+    /// Stripes not yet split to the current era (set by a doubling, counted down by
+    /// each split; 0 at era 0). With exclusive access and none left, a lookup or an
+    /// insert needs no stripe's split bit: every bucket is at the current era.
+    unsplit: AtomicU32,
     /// Inserts that moved codes to make room, and the longest path one took (stats;
-    /// written on the kick path only).
+    /// written on the kick path only; a path is at most a few moves, and one byte here
+    /// keeps `unsplit` in what was padding).
     kicked: AtomicU64,
-    longest_path: AtomicU32,
+    longest_path: AtomicU8,
     later_tables: LaterSegments<Table<F, B>>,
     later_stripes: LaterSegments<StripeSegment>,
 }
@@ -300,8 +305,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 era: AtomicU32::new(EraWord::new(0, stripes).0),
                 snapshots: AtomicU32::new(0),
                 growing: Lock::default(),
+                unsplit: AtomicU32::new(0),
                 kicked: AtomicU64::new(0),
-                longest_path: AtomicU32::new(0),
+                longest_path: AtomicU8::new(0),
                 later_tables: LaterSegments::new(),
                 later_stripes: LaterSegments::new(),
             }),
@@ -588,6 +594,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     fn read<A: Access, R>(&self, key: Key, probe: impl Fn(&Pair, &[View; 2]) -> R) -> R {
         let sides = self.sides(key);
+        if !A::SHARED && self.control.unsplit.load(Ordering::Relaxed) == 0 {
+            // No write can overlap, and every bucket is at the current era.
+            let era = self.era();
+            let views = [self.view(sides[0], era), self.view(sides[1], era)];
+            return probe(&self.load_pair(&views), &views);
+        }
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {
             let word = self.word();
@@ -734,8 +746,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let era = word.era();
             let views = sides.map(|side| self.view(side, era));
             let stripes = views.map(|view| self.stripe_of(self.index(view.spot), word));
+            // With exclusive access and no stripe left unsplit, no split bit to read.
             let mut split = true;
-            for stripe in stripes {
+            let settled = !A::SHARED && self.control.unsplit.load(Ordering::Relaxed) == 0;
+            for stripe in stripes.into_iter().filter(|_| !settled) {
                 if !self.is_split(stripe) {
                     self.split_stripe::<A>(stripe);
                     split = false;
@@ -932,7 +946,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// access, without a read-modify-write.
     fn count_kick<A: Access>(&self, moves: u32) {
         A::count_one(&self.control.kicked);
-        A::raise_to(&self.control.longest_path, moves);
+        A::raise_to(
+            &self.control.longest_path,
+            u8::try_from(moves).unwrap_or(u8::MAX),
+        );
     }
 
     /// One breadth-first search from both of the key's buckets for a path to a free
@@ -1198,6 +1215,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
         });
         self.stripes().add_count(stripe, voids);
+        // Under the stripe's lock (or exclusively): one split per stripe and era.
+        let unsplit = &self.control.unsplit;
+        if A::SHARED {
+            unsplit.fetch_sub(1, Ordering::Relaxed);
+        } else {
+            unsplit.store(unsplit.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+        }
     }
 
     /// Moves every code of bucket `parent` (at `era`) to `parent` or its child
@@ -1306,6 +1330,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 self.stripes().set_version(stripe, odd, Ordering::Relaxed);
             }
         }
+        // Every stripe of the new era is unsplit: the old ones just marked, the
+        // appended ones made so.
+        self.control
+            .unsplit
+            .store(next_stripes as u32, Ordering::Relaxed);
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
@@ -1418,6 +1447,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.stripes().while_writing::<Shared>(&stripes, true, || {
             self.tables().iter().for_each(Table::clear);
         });
+        // Marked split by the window above: an empty table has nothing to move.
+        self.control.unsplit.store(0, Ordering::Relaxed);
         self.stripes().reset_counts(word.stripes());
     }
 
@@ -1537,6 +1568,11 @@ mod tests {
                 let codes: Vec<u32> = engine.codes().into_iter().map(|c| c as u32).collect();
                 assert_eq!(codes, model.codes(), "step {step}, era {}", model.era());
                 assert_eq!(engine.len(), model.len(), "step {step}");
+                assert_eq!(
+                    engine.control.unsplit.load(Ordering::Relaxed) as usize,
+                    engine.unsplit_stripes(),
+                    "step {step}: the unsplit count against the split bits"
+                );
             }
         }
         assert_eq!(engine.era(), model.era());
