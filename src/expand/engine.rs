@@ -1324,17 +1324,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .collect(),
             false => Vec::new(),
         };
+        // Every stripe of the new era is unsplit: the old ones marked below, the
+        // appended ones made so. (Read only with exclusive access, which no doubling
+        // under these locks can overlap.)
+        self.control
+            .unsplit
+            .store(next_stripes as u32, Ordering::Relaxed);
         for stripe in 0..stripes {
             if let Some(version) = self.stripes().version(stripe) {
                 let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
                 self.stripes().set_version(stripe, odd, Ordering::Relaxed);
             }
         }
-        // Every stripe of the new era is unsplit: the old ones just marked, the
-        // appended ones made so.
-        self.control
-            .unsplit
-            .store(next_stripes as u32, Ordering::Relaxed);
         self.control
             .era
             .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
