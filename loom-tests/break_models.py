@@ -251,11 +251,11 @@ MUTATIONS = {
         "doubling::insert_splits_the_stripe_it_needs",
         "a writer uses a stripe without splitting it first",
         "src/expand/engine.rs",
-        """                if !self.is_split(stripe) {
-                    self.split_stripe::<A>(stripe);
-                    split = false;
-                }""",
-        """                let _ = (stripe, &mut split);""",
+        """                    if !self.is_split(stripe) {
+                        self.split_stripe::<A>(stripe);
+                        split = false;
+                    }""",
+        """                    let _ = (stripe, &mut split);""",
     ),
     "m": (
         "doubling::lookup_races_a_doubling",

@@ -285,6 +285,16 @@ pub(crate) trait Access: Copy {
         }
     }
 
+    /// One less on a count that only its lock's holder changes, the same way.
+    #[inline]
+    fn count_down(counter: &AtomicU32) {
+        if Self::SHARED {
+            counter.fetch_sub(1, Ordering::Relaxed);
+        } else {
+            counter.store(counter.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+        }
+    }
+
     /// Raises a statistics maximum to `value` if it is below, the same way.
     #[inline]
     fn raise_to(maximum: &AtomicU8, value: u8) {

@@ -25,6 +25,11 @@ SERVER_CPU=() LOAD_CPU=()
 if command -v taskset >/dev/null; then SERVER_CPU=(taskset -c 0) LOAD_CPU=(taskset -c 1); fi
 rps() { grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1; }
 usec() { grep -i "cmdstat_$1:" | grep -o 'usec_per_call=[0-9.]*' | cut -d= -f2; }
+# requests/s of `$@ k <random item>` against the server on $PORT.
+load() {
+  "${LOAD_CPU[@]}" redis-benchmark -p "$PORT" -n "$ITEMS" -r 1000000000 -P 32 -c 8 -q \
+    "$@" k __rand_int__ 2>/dev/null | tr '\r' '\n' | rps
+}
 names=(ours redisbloom)
 [ -n "$BEFORE" ] && names=(before ours redisbloom)
 results=$(mktemp)
@@ -40,10 +45,6 @@ for round in $(seq "$ROUNDS"); do
     fi
     # shellcheck disable=SC2086 # RESERVE is a list of arguments
     redis-cli -p "$PORT" CF.RESERVE k $RESERVE >/dev/null
-    load() {
-      "${LOAD_CPU[@]}" redis-benchmark -p "$PORT" -n "$ITEMS" -r 1000000000 -P 32 -c 8 -q \
-        "$@" k __rand_int__ 2>/dev/null | tr '\r' '\n' | rps
-    }
     add=$(load CF.ADD)
     exists=$(load CF.EXISTS)
     stats=$(redis-cli -p "$PORT" INFO commandstats | tr -d '\r')

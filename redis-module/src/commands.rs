@@ -491,14 +491,15 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     with_read_filter(ctx, key, |filter| {
         let filter = filter.ok_or(RedisError::Str(NOT_FOUND))?;
         // Taken out of its cell for this command, and put back unless it is done with.
-        let kept = filter.dump.take();
         // A dump starts at cursor 0; one asked to go on without its snapshot (the
         // server restarted, or another dump replaced it) takes a new one, whose chunks a
         // loader refuses if the filter changed in between.
-        let continued = kept.is_some() && cursor != 0;
-        let snapshot = match kept {
-            Some(snapshot) if cursor != 0 => snapshot,
-            _ => Box::new(Dump::of(filter, config::dump_chunk_bytes())),
+        let (snapshot, continued) = match filter.dump.take() {
+            Some(snapshot) if cursor != 0 => (snapshot, true),
+            _ => (
+                Box::new(Dump::of(filter, config::dump_chunk_bytes())),
+                false,
+            ),
         };
         if let Some(piece) = snapshot.piece(cursor) {
             count(&COUNTERS.dump_pieces_sent, 1);
