@@ -2,6 +2,7 @@
 //! README's "Redis and Valkey" section for where they differ on purpose).
 
 use std::ffi::CStr;
+use std::num::NonZeroU8;
 
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::{
@@ -95,7 +96,7 @@ fn write_filter(key: &RedisKeyWritable) -> Result<Option<&mut CuckooKey>, RedisE
 
 /// RedisBloom's default bucket size: what a command that names none asks for, and so
 /// the one its minimum capacity (2 x 2) follows.
-const DEFAULT_BUCKET_SIZE: u8 = 2;
+const DEFAULT_BUCKET_SIZE: NonZeroU8 = NonZeroU8::new(2).unwrap();
 
 /// The slots per bucket (4 or 8, this filter's geometries) that serve a requested
 /// `BUCKETSIZE` (1 to 255): the fewest of ours that hold at least the requested number
@@ -124,17 +125,18 @@ fn default_settings(capacity: u64) -> Settings {
 fn create(key: &RedisKeyWritable, settings: Settings, slots: u64) -> Result<(), RedisError> {
     let bits = config::FINGERPRINT_BITS.get() as u32;
     let limit = current(&config::MAX_FILTER_BYTES);
-    let filter = CuckooKey::new(settings, bits, slots, limit).map_err(|error| match error {
-        // RedisBloom's words for a filter it cannot allocate, then why.
-        CreateError::OverLimit { needed } => RedisError::String(format!(
-            "ERR Insufficient memory to create filter: its table needs {needed} bytes, \
+    let filter = CuckooKey::new(settings, bits, slots, limit, config::compact_max_bytes())
+        .map_err(|error| match error {
+            // RedisBloom's words for a filter it cannot allocate, then why.
+            CreateError::OverLimit { needed } => RedisError::String(format!(
+                "ERR Insufficient memory to create filter: its table needs {needed} bytes, \
              more than cuckoofilter.max-filter-bytes ({limit})"
-        )),
-        CreateError::Build(BuildError::TooLarge | BuildError::OutOfMemory) => {
-            RedisError::Str("ERR Insufficient memory to create filter")
-        }
-        CreateError::Build(_) => RedisError::Str("ERR Could not create filter"),
-    })?;
+            )),
+            CreateError::Build(BuildError::TooLarge | BuildError::OutOfMemory) => {
+                RedisError::Str("ERR Insufficient memory to create filter")
+            }
+            CreateError::Build(_) => RedisError::Str("ERR Could not create filter"),
+        })?;
     key.set_value(&CUCKOO_TYPE, KeyValue::Ready(filter))
         .map_err(wrong_type)?;
     count(&COUNTERS.filters_created, 1);
@@ -177,13 +179,12 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     for pair in args[3..].chunks(2) {
         let value = pair.get(1);
         if is(&pair[0], "BUCKETSIZE") {
-            settings.bucket_size = option_value(
-                value,
-                "Couldn't parse BUCKETSIZE",
-                1..=255,
-                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
-            )?;
-            slots = served_slots(u64::from(settings.bucket_size));
+            const RANGE_ERROR: &str =
+                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
+            let requested: u8 =
+                option_value(value, "Couldn't parse BUCKETSIZE", 1..=255, RANGE_ERROR)?;
+            settings.bucket_size = NonZeroU8::new(requested).ok_or(RedisError::Str(RANGE_ERROR))?;
+            slots = served_slots(u64::from(settings.bucket_size.get()));
         } else if is(&pair[0], "MAXITERATIONS") {
             settings.max_iterations = option_value(
                 value,
@@ -204,7 +205,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             return Err(RedisError::Str("ERR syntax error"));
         }
     }
-    if capacity < 2 * i64::from(settings.bucket_size) {
+    if capacity < 2 * i64::from(settings.bucket_size.get()) {
         return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
     settings.capacity = capacity as u64;
@@ -238,9 +239,11 @@ fn filter_or_create(
 /// One insert, counted; `Ok(true)` if the item was added.
 fn insert_one(filter: &mut CuckooKey, item: &[u8], unique: bool) -> Result<bool, RedisError> {
     let result = if unique {
-        filter.insert_unique(item)
+        filter.insert_unique(item, config::compact_max_bytes())
     } else {
-        filter.insert(item).map(|()| true)
+        filter
+            .insert(item, config::compact_max_bytes())
+            .map(|()| true)
     };
     match result {
         Ok(added) => {
@@ -312,7 +315,7 @@ fn insert_items(ctx: &Context, args: Vec<RedisString>, unique: bool) -> RedisRes
                 .map_err(|_| RedisError::Str("Bad capacity"))?;
             // The filter CF.INSERT makes asks for RedisBloom's default bucket size, and
             // so has its minimum capacity; checked before the key, as RedisBloom does.
-            if value < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
+            if value < 2 * i64::from(DEFAULT_BUCKET_SIZE.get()) {
                 return Err(RedisError::Str(CAPACITY_TOO_SMALL));
             }
             capacity = value as u64;
@@ -425,7 +428,7 @@ pub fn del(ctx: &Context, args: &[RedisString]) -> RedisResult {
     };
     let key = ctx.open_key_writable(name);
     let filter = write_filter(&key)?.ok_or(RedisError::Str("Not found"))?;
-    let removed = filter.remove(item.as_slice());
+    let removed = filter.remove(item.as_slice(), config::compact_max_bytes());
     if removed {
         count(&COUNTERS.items_deleted, 1);
         written(ctx, name, c"cf.del");
@@ -451,7 +454,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Number of items deleted", int(settings.deleted)),
             // The requested bucket size, as RedisBloom reports it; the served one is
             // ours, last.
-            ("Bucket size", int(u64::from(settings.bucket_size))),
+            ("Bucket size", int(u64::from(settings.bucket_size.get()))),
             ("Expansion rate", int(u64::from(settings.expansion))),
             ("Max iterations", int(u64::from(settings.max_iterations))),
             (
@@ -565,7 +568,7 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             return Err(RedisError::Str("ERR item exists"));
         }
         let load = PartialLoad::start(data.as_slice()).map_err(refused)?;
-        KeyValue::Loading(load)
+        KeyValue::Loading(Box::new(load))
     } else {
         match write_value(&key)? {
             None => return Err(RedisError::Str(NOT_FOUND)),
@@ -601,7 +604,7 @@ pub fn debug(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         let settings = &filter.settings;
         Ok(RedisValue::BulkString(format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} \
-             expansion:{} served_bktsize:{} fingerprint_bits:{} max_filters:{}",
+             expansion:{} served_bktsize:{} fingerprint_bits:{} max_filters:{} encoding:{}",
             settings.bucket_size,
             filter.buckets(),
             filter.len(),
@@ -612,6 +615,11 @@ pub fn debug(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             filter.slots(),
             filter.fingerprint_bits(),
             filter.growth().max_filters,
+            if filter.is_compact() {
+                "compact"
+            } else {
+                "live"
+            },
         )))
     })
 }

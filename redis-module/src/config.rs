@@ -59,6 +59,13 @@ pub static MAX_ITERATIONS: AtomicI64 = AtomicI64::new(20);
 /// `CF.RESERVE`/`CF.INSERT`/`CF.ADD` refuse a filter whose first table would pass it,
 /// and a new filter adds no sub-filter past it. Fixed into each filter when it is made.
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(256 << 20);
+/// The largest snapshot a key is kept as, compact, instead of a live filter (as
+/// `hash-max-listpack-*` bound a Redis hash kept as a listpack): such a key costs its
+/// table and a 48-byte value block, where a live filter adds its stripes and control
+/// blocks (about 300 bytes), and each write decodes and re-encodes it. 512 bytes hold
+/// a filter of up to about 400 items at 8 bits, 200 at 16. 0: every key is live.
+/// Read at each write, so a key converts at its next write after the config changes.
+pub static COMPACT_MAX_BYTES: AtomicI64 = AtomicI64::new(512);
 /// Largest piece `CF.SCANDUMP` answers, and the AOF rewrite writes per command.
 pub static DUMP_CHUNK_BYTES: AtomicI64 = AtomicI64::new(4 << 20);
 
@@ -69,6 +76,7 @@ pub const EXPANSION_RANGE: (i64, i64) = (0, 32768);
 pub const MAX_ITERATIONS_RANGE: (i64, i64) = (1, 65535);
 pub const DUMP_CHUNK_RANGE: (i64, i64) = (4096, 512 << 20);
 pub const MAX_FILTER_BYTES_RANGE: (i64, i64) = (1024, i64::MAX);
+pub const COMPACT_MAX_RANGE: (i64, i64) = (0, 1 << 20);
 
 /// A config's current value as an unsigned count (each one's range is non-negative).
 pub fn current(config: &AtomicI64) -> u64 {
@@ -78,6 +86,11 @@ pub fn current(config: &AtomicI64) -> u64 {
 /// The largest `CF.SCANDUMP` piece (and AOF command) the config allows now.
 pub fn dump_chunk_bytes() -> usize {
     usize::try_from(current(&DUMP_CHUNK_BYTES)).unwrap_or(usize::MAX)
+}
+
+/// The largest snapshot a key may be kept as now (`compact-max-bytes`).
+pub fn compact_max_bytes() -> usize {
+    usize::try_from(current(&COMPACT_MAX_BYTES)).unwrap_or(usize::MAX)
 }
 
 /// What the module has done since the server started, for `INFO cuckoofilter`.

@@ -23,6 +23,7 @@
 
 use concurrent_cuckoo_filter::{ChunkLoader, DecodeError};
 
+use crate::config;
 use crate::value::{CuckooKey, Settings};
 
 const MAGIC: [u8; 4] = *b"CCRH";
@@ -71,11 +72,9 @@ impl Header {
         let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap());
         let settings = Settings::from_array(std::array::from_fn(|i| u64_at(8 + 8 * i)))?;
         let fingerprint_bits = u32::from(body[5]);
-        let valid = matches!(fingerprint_bits, 8 | 16)
-            // The requested bucket size, RedisBloom's range (versions before it was
-            // kept apart from the served one wrote 4 or 8, inside it).
-            && settings.bucket_size >= 1
-            && u32_at(52) == 0;
+        // The requested bucket size is in RedisBloom's range by its type (versions
+        // before it was kept apart from the served one wrote 4 or 8, inside it).
+        let valid = matches!(fingerprint_bits, 8 | 16) && u32_at(52) == 0;
         valid.then(|| Self {
             settings,
             fingerprint_bits,
@@ -218,7 +217,8 @@ impl PartialLoad {
     /// The filter a complete encoding holds, if the header describes it.
     fn filter_of(&self, encoding: &[u8]) -> Result<CuckooKey, LoadError> {
         let key =
-            CuckooKey::from_parts(self.header.settings, encoding).map_err(LoadError::BadChunk)?;
+            CuckooKey::from_parts(self.header.settings, encoding, config::compact_max_bytes())
+                .map_err(LoadError::BadChunk)?;
         if encoding.len() as u64 != self.header.encoding_len
             || key.fingerprint_bits() != self.header.fingerprint_bits
         {

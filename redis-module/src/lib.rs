@@ -3,7 +3,8 @@
 //!
 //! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
 //! fingerprints, 4 or 8 slots per bucket; a `ChainedCuckooFilter` if loaded from an
-//! older record) with the settings `CF.INFO` reports, or a filter still arriving
+//! older record; a small one kept compact, as its snapshot) with the settings `CF.INFO`
+//! reports, or a filter still arriving
 //! through `CF.LOADCHUNK`. Commands are in `commands.rs` (the single-item ones
 //! registered by `fast.rs`), the
 //! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
@@ -31,9 +32,9 @@ use redis_module::{
 pub use native::CUCKOO_TYPE;
 
 use config::{
-    BUCKET_SIZE, CAPACITY_RANGE, DEFAULT_CAPACITY, DUMP_CHUNK_BYTES, DUMP_CHUNK_RANGE, EXPANSION,
-    EXPANSION_RANGE, FINGERPRINT_BITS, MAX_FILTER_BYTES, MAX_FILTER_BYTES_RANGE, MAX_ITERATIONS,
-    MAX_ITERATIONS_RANGE,
+    BUCKET_SIZE, CAPACITY_RANGE, COMPACT_MAX_BYTES, COMPACT_MAX_RANGE, DEFAULT_CAPACITY,
+    DUMP_CHUNK_BYTES, DUMP_CHUNK_RANGE, EXPANSION, EXPANSION_RANGE, FINGERPRINT_BITS,
+    MAX_FILTER_BYTES, MAX_FILTER_BYTES_RANGE, MAX_ITERATIONS, MAX_ITERATIONS_RANGE,
 };
 
 redis_module! {
@@ -70,6 +71,7 @@ redis_module! {
             ["max-iterations", &MAX_ITERATIONS, 20, MAX_ITERATIONS_RANGE.0, MAX_ITERATIONS_RANGE.1, ConfigurationFlags::DEFAULT, None],
             ["dump-chunk-bytes", &DUMP_CHUNK_BYTES, 4 << 20, DUMP_CHUNK_RANGE.0, DUMP_CHUNK_RANGE.1, ConfigurationFlags::MEMORY, None],
             ["max-filter-bytes", &MAX_FILTER_BYTES, 256 << 20, MAX_FILTER_BYTES_RANGE.0, MAX_FILTER_BYTES_RANGE.1, ConfigurationFlags::MEMORY, None],
+            ["compact-max-bytes", &COMPACT_MAX_BYTES, 512, COMPACT_MAX_RANGE.0, COMPACT_MAX_RANGE.1, ConfigurationFlags::MEMORY, None],
         ],
         string: [],
         bool: [],

@@ -115,7 +115,12 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             *field = raw::load_unsigned(rdb).ok()?;
         }
         let bytes = raw::load_string_buffer(rdb).ok()?;
-        let key = CuckooKey::from_parts(Settings::from_array(settings)?, bytes.as_ref()).ok()?;
+        let key = CuckooKey::from_parts(
+            Settings::from_array(settings)?,
+            bytes.as_ref(),
+            config::compact_max_bytes(),
+        )
+        .ok()?;
         Some(KeyValue::Ready(key))
     };
     let loading = || -> Option<KeyValue> {
@@ -127,7 +132,9 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
                     .map(|b| b.as_ref().to_vec())
             })
             .collect::<Option<Vec<_>>>()?;
-        PartialLoad::resume(&pieces).ok().map(KeyValue::Loading)
+        PartialLoad::resume(&pieces)
+            .ok()
+            .map(|load| KeyValue::Loading(Box::new(load)))
     };
     let value = match encver {
         0 => filter(),
@@ -185,7 +192,7 @@ unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     // SAFETY: Redis passes a live value of this type.
     match unsafe { value_of(value) } {
         KeyValue::Ready(key) => key.memory_usage(),
-        KeyValue::Loading(load) => load.memory_usage(),
+        KeyValue::Loading(load) => std::mem::size_of::<KeyValue>() + load.memory_usage(),
     }
 }
 

@@ -3,15 +3,19 @@
 //! reports, or a filter still arriving through `CF.LOADCHUNK`.
 //!
 //! Every key made now holds a `GrowableCuckooFilter`, whose table doubles in place.
+//! A small one is kept *compact*, as its snapshot (see [`Stored`]), the way Redis keeps
+//! a small hash as a listpack; it becomes a live filter when a write leaves its
+//! snapshot past `cuckoofilter.compact-max-bytes`.
 //! A key loaded from a record written before (RDB encoding versions 0 and 1, or a
 //! dump of then) holds the `ChainedCuckooFilter` it was saved as: its fingerprints lack
 //! the hash bits a table that doubles in place addresses by, so it cannot be
 //! converted. It answers and grows as it did.
 
 use std::cell::Cell;
+use std::num::NonZeroU8;
 
 use concurrent_cuckoo_filter::{
-    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks,
+    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, FilterView,
     GrowableCuckooFilter, GrowableFingerprint, InsertError, MAX_GROWTH,
 };
 
@@ -212,8 +216,9 @@ pub struct Settings {
     /// The bucket size the command asked for (RedisBloom's `BUCKETSIZE`, 1 to 255; 2,
     /// RedisBloom's default, when none was given). It sets the minimum capacity and is
     /// what `CF.INFO` reports as `Bucket size`; the filter's own slots per bucket (4 or
-    /// 8) are [`CuckooKey::slots`].
-    pub bucket_size: u8,
+    /// 8) are [`CuckooKey::slots`]. Never 0, which gives [`KeyValue`] a spare value to
+    /// tell its variants apart by: 48 bytes a value, not 56.
+    pub bucket_size: NonZeroU8,
     /// `MAXITERATIONS`, 1 to 65,535.
     pub max_iterations: u16,
     /// `EXPANSION`, 0 to 32,768.
@@ -224,7 +229,7 @@ impl Settings {
     /// In the order the RDB record stores them.
     pub fn to_array(self) -> [u64; 5] {
         [
-            u64::from(self.bucket_size),
+            u64::from(self.bucket_size.get()),
             self.capacity,
             u64::from(self.max_iterations),
             u64::from(self.expansion),
@@ -239,7 +244,7 @@ impl Settings {
         Some(Self {
             capacity,
             deleted,
-            bucket_size: u8::try_from(bucket_size).ok()?,
+            bucket_size: NonZeroU8::new(u8::try_from(bucket_size).ok()?)?,
             max_iterations: u16::try_from(max_iterations).ok()?,
             expansion: u16::try_from(expansion).ok()?,
         })
@@ -249,13 +254,70 @@ impl Settings {
 /// A key's value.
 pub enum KeyValue {
     Ready(CuckooKey),
-    /// `CF.LOADCHUNK` has brought the dump's header and some of its chunks.
-    Loading(PartialLoad),
+    /// `CF.LOADCHUNK` has brought the dump's header and some of its chunks. Boxed, so
+    /// that every ready key's value block is only as large as a compact key needs.
+    Loading(Box<PartialLoad>),
+}
+
+/// Where a key keeps its filter: 16 bytes in the key's value block either way.
+///
+/// A filter whose snapshot takes at most `cuckoofilter.compact-max-bytes` is kept as
+/// that snapshot, checked when it was stored: no stripes, control blocks or growth
+/// slots beside its table, which at 100 items are most of a live filter's bytes. A
+/// lookup reads the snapshot in place through a [`FilterView`]; a write decodes it,
+/// writes through the live filter's exclusive path and encodes it again, so a compact
+/// key holds exactly the table a live one would after the same writes (replicas and
+/// AOF replays agree whichever form each side keeps). A write that leaves the snapshot
+/// past the limit keeps the live filter instead; a key never goes back.
+enum Stored {
+    Compact(Box<[u8]>),
+    Live(Box<Filter>),
+}
+
+/// A key's filter, read-only: borrowed from a live key, or decoded from a compact one.
+enum Readable<'a> {
+    Borrowed(&'a Filter),
+    Decoded(Filter),
+}
+
+impl std::ops::Deref for Readable<'_> {
+    type Target = Filter;
+
+    fn deref(&self) -> &Filter {
+        match self {
+            Readable::Borrowed(filter) => filter,
+            Readable::Decoded(filter) => filter,
+        }
+    }
+}
+
+/// A compact key's snapshot decoded. It was decoded once before it was stored, and
+/// nothing writes it but an encoder, so it decodes again.
+fn decode_compact(snapshot: &[u8]) -> Filter {
+    Filter::decode(snapshot).expect("a compact key holds a snapshot checked when stored")
+}
+
+/// A filter in the form its size calls for: compact if it is a filter that doubles
+/// in place and its snapshot takes at most `compact_max` bytes, else live (a chain
+/// loaded from an older record is always live).
+fn store(filter: Filter, compact_max: usize) -> Stored {
+    let snapshot = match &filter {
+        Filter::Fp16x4(f) => f.to_bytes(),
+        Filter::Fp16x8(f) => f.to_bytes(),
+        Filter::Fp8x4(f) => f.to_bytes(),
+        Filter::Fp8x8(f) => f.to_bytes(),
+        _ => return Stored::Live(Box::new(filter)),
+    };
+    if snapshot.len() <= compact_max {
+        Stored::Compact(snapshot.into_boxed_slice())
+    } else {
+        Stored::Live(Box::new(filter))
+    }
 }
 
 /// A key's filter, its settings and the dump `CF.SCANDUMP` is handing out.
 pub struct CuckooKey {
-    pub filter: Filter,
+    stored: Stored,
     pub settings: Settings,
     /// The snapshot a `CF.SCANDUMP` that started at cursor 0 is sending, kept until its
     /// last chunk has been sent (or the next dump starts), so every chunk of one dump
@@ -272,12 +334,14 @@ impl CuckooKey {
     /// `MAXITERATIONS` bounds the kick path (our BFS takes at most its own bound).
     /// `slots` is the served bucket size, 4 or 8 (any other value serves 4). The
     /// filter's doublings are bounded so that its tables stay within `max_bytes` (see
-    /// [`table_bytes`]); the first one alone must fit.
+    /// [`table_bytes`]); the first one alone must fit. The key is compact while its
+    /// snapshot takes at most `compact_max` bytes (see [`Stored`]).
     pub fn new(
         settings: Settings,
         fingerprint_bits: u32,
         slots: u64,
         max_bytes: u64,
+        compact_max: usize,
     ) -> Result<Self, CreateError> {
         let first = table_bytes(settings.capacity, slots, fingerprint_bits);
         if first > u128::from(max_bytes) {
@@ -290,48 +354,126 @@ impl CuckooKey {
             (_, 8) => Filter::Fp16x8(build(&settings, growth, max_bytes)?),
             _ => Filter::Fp16x4(build(&settings, growth, max_bytes)?),
         };
-        Ok(Self::assemble(filter, settings))
+        Ok(Self::assemble(store(filter, compact_max), settings))
     }
 
     /// The key whose [`settings`](Self::settings) and [`snapshot`](Self::snapshot) these
-    /// are.
-    pub fn from_parts(settings: Settings, snapshot: &[u8]) -> Result<Self, DecodeError> {
-        Ok(Self::assemble(Filter::decode(snapshot)?, settings))
+    /// are, compact if the snapshot takes at most `compact_max` bytes.
+    pub fn from_parts(
+        settings: Settings,
+        snapshot: &[u8],
+        compact_max: usize,
+    ) -> Result<Self, DecodeError> {
+        Ok(Self::assemble(
+            store(Filter::decode(snapshot)?, compact_max),
+            settings,
+        ))
     }
 
-    fn assemble(filter: Filter, settings: Settings) -> Self {
+    fn assemble(stored: Stored, settings: Settings) -> Self {
         Self {
-            filter,
+            stored,
             settings,
             dump: Cell::new(None),
         }
     }
 
-    pub fn insert(&mut self, item: &[u8]) -> Result<(), InsertError> {
-        with_owned!(&mut self.filter, f => f.insert(item))
+    /// Whether the key is kept as its snapshot (see [`Stored`]).
+    pub fn is_compact(&self) -> bool {
+        matches!(self.stored, Stored::Compact(_))
+    }
+
+    /// The filter, to read.
+    fn readable(&self) -> Readable<'_> {
+        match &self.stored {
+            Stored::Live(filter) => Readable::Borrowed(filter),
+            Stored::Compact(snapshot) => Readable::Decoded(decode_compact(snapshot)),
+        }
+    }
+
+    /// A compact key's snapshot, for the reads a [`FilterView`] answers in place.
+    fn view(&self) -> Option<FilterView<'_>> {
+        match &self.stored {
+            Stored::Compact(snapshot) => Some(
+                FilterView::new(snapshot)
+                    .expect("a compact key holds a snapshot checked when stored"),
+            ),
+            Stored::Live(_) => None,
+        }
+    }
+
+    /// Runs the write `op` on the live filter. A compact key's filter is decoded for it
+    /// and stored again (compact while its snapshot takes at most `compact_max` bytes)
+    /// only if `changed` says the write changed it: a refused or idle write leaves the
+    /// snapshot as it was.
+    fn write<R>(
+        &mut self,
+        compact_max: usize,
+        op: impl FnOnce(&mut Filter) -> R,
+        changed: impl FnOnce(&R) -> bool,
+    ) -> R {
+        match &mut self.stored {
+            Stored::Live(filter) => op(filter),
+            Stored::Compact(snapshot) => {
+                let mut filter = decode_compact(snapshot);
+                let result = op(&mut filter);
+                if changed(&result) {
+                    self.stored = store(filter, compact_max);
+                }
+                result
+            }
+        }
+    }
+
+    /// Inserts `item`; a compact key stays compact while its snapshot takes at most
+    /// `compact_max` bytes (as do [`insert_unique`](Self::insert_unique) and
+    /// [`remove`](Self::remove)).
+    pub fn insert(&mut self, item: &[u8], compact_max: usize) -> Result<(), InsertError> {
+        self.write(
+            compact_max,
+            |filter| with_owned!(filter, f => f.insert(item)),
+            Result::is_ok,
+        )
     }
 
     /// `Ok(false)`: already present (or a false positive).
-    pub fn insert_unique(&mut self, item: &[u8]) -> Result<bool, InsertError> {
-        with_owned!(&mut self.filter, f => f.insert_unique(item))
+    pub fn insert_unique(&mut self, item: &[u8], compact_max: usize) -> Result<bool, InsertError> {
+        self.write(
+            compact_max,
+            |filter| with_owned!(filter, f => f.insert_unique(item)),
+            |result| matches!(result, Ok(true)),
+        )
     }
 
     pub fn contains(&self, item: &[u8]) -> bool {
-        with_filter!(&self.filter, f => f.contains(item))
+        match &self.stored {
+            Stored::Live(filter) => with_filter!(&**filter, f => f.contains(item)),
+            Stored::Compact(_) => self.view().is_some_and(|view| view.contains(item)),
+        }
     }
 
     pub fn count(&self, item: &[u8]) -> usize {
-        with_filter!(&self.filter, f => f.count(item))
+        match &self.stored {
+            Stored::Live(filter) => with_filter!(&**filter, f => f.count(item)),
+            Stored::Compact(_) => self.view().map_or(0, |view| view.count(item)),
+        }
     }
 
-    pub fn remove(&mut self, item: &[u8]) -> bool {
-        let removed = with_owned!(&mut self.filter, f => f.remove(item));
+    pub fn remove(&mut self, item: &[u8], compact_max: usize) -> bool {
+        let removed = self.write(
+            compact_max,
+            |filter| with_owned!(filter, f => f.remove(item)),
+            |&removed| removed,
+        );
         self.settings.deleted += u64::from(removed);
         removed
     }
 
     pub fn len(&self) -> usize {
-        with_filter!(&self.filter, f => f.len())
+        match &self.stored {
+            Stored::Live(filter) => with_filter!(&**filter, f => f.len()),
+            Stored::Compact(_) => self.view().map_or(0, |view| view.len()),
+        }
     }
 
     /// Bytes of the key's value (the block Redis holds a pointer to), the filter's
@@ -342,16 +484,22 @@ impl CuckooKey {
             .as_deref()
             .map_or(0, |dump| std::mem::size_of::<Dump>() + dump.memory_usage());
         self.dump.set(kept);
-        // The value's block holds the filter's struct, which its own count includes.
-        let filter_heap =
-            with_filter!(&self.filter, f => f.memory_usage() - std::mem::size_of_val(f));
-        std::mem::size_of::<KeyValue>() + filter_heap + dump
+        let filter = match &self.stored {
+            Stored::Compact(snapshot) => snapshot.len(),
+            // The box holds the enum, whose variant's struct the filter's own count
+            // includes.
+            Stored::Live(filter) => {
+                std::mem::size_of::<Filter>()
+                    + with_filter!(&**filter, f => f.memory_usage() - std::mem::size_of_val(f))
+            }
+        };
+        std::mem::size_of::<KeyValue>() + filter + dump
     }
 
     /// Filters as RedisBloom counts them (1, and one per expansion), and the most the
     /// key may reach.
     pub fn growth(&self) -> Growth {
-        self.filter.growth()
+        self.readable().growth()
     }
 
     /// Whether another expansion would pass `max_bytes` (the memory limit), so that
@@ -365,7 +513,7 @@ impl CuckooKey {
                 .table_bytes_after(filter.doublings() + 1)
                 .is_some_and(|bytes| bytes > u128::from(max_bytes))
         }
-        match &self.filter {
+        match &*self.readable() {
             Filter::Fp16x4(f) => next_passes(f, max_bytes),
             Filter::Fp16x8(f) => next_passes(f, max_bytes),
             Filter::Fp8x4(f) => next_passes(f, max_bytes),
@@ -386,11 +534,14 @@ impl CuckooKey {
 
     /// Buckets over all tables.
     pub fn buckets(&self) -> usize {
-        with_filter!(&self.filter, f => f.capacity()) / self.slots() as usize
+        with_filter!(&*self.readable(), f => f.capacity()) / self.slots() as usize
     }
 
     pub fn fingerprint_bits(&self) -> u32 {
-        match self.filter {
+        if let Stored::Compact(snapshot) = &self.stored {
+            return u32::from(snapshot[FINGERPRINT_BITS_AT]);
+        }
+        match &*self.readable() {
             Filter::Fp16x4(_)
             | Filter::Fp16x8(_)
             | Filter::Chained16x4(_)
@@ -403,7 +554,10 @@ impl CuckooKey {
 
     /// Slots per bucket.
     pub fn slots(&self) -> u64 {
-        match self.filter {
+        if let Stored::Compact(snapshot) = &self.stored {
+            return u64::from(snapshot[SLOTS_AT]);
+        }
+        match &*self.readable() {
             Filter::Fp16x4(_)
             | Filter::Fp8x4(_)
             | Filter::Chained16x4(_)
@@ -417,12 +571,15 @@ impl CuckooKey {
 
     /// The expected false-positive rate at the current loads, over all sub-filters.
     pub fn false_positive_bound(&self) -> f64 {
-        with_filter!(&self.filter, f => f.false_positive_bound())
+        with_filter!(&*self.readable(), f => f.false_positive_bound())
     }
 
     /// The filter in the crate's snapshot format (versioned, checksummed).
     pub fn snapshot(&self) -> Vec<u8> {
-        with_filter!(&self.filter, f => f.to_bytes())
+        match &self.stored {
+            Stored::Compact(snapshot) => snapshot.to_vec(),
+            Stored::Live(filter) => with_filter!(&**filter, f => f.to_bytes()),
+        }
     }
 
     /// What `DEBUG DIGEST-VALUE` hashes: the snapshot without its writer-stripe counts
@@ -437,14 +594,24 @@ impl CuckooKey {
 
     /// A snapshot in the library's checked chunks of at most `chunk_bytes` bytes.
     pub fn dump_chunks(&self, chunk_bytes: usize) -> DumpChunks {
-        with_filter!(&self.filter, f => f.dump_chunks(chunk_bytes))
+        with_filter!(&*self.readable(), f => f.dump_chunks(chunk_bytes))
     }
 
-    /// A copy through the snapshot (`COPY`), without the dump being sent.
+    /// A copy through the snapshot (`COPY`), in the same form, without the dump being
+    /// sent.
     pub fn duplicate(&self) -> Result<Self, DecodeError> {
-        Self::from_parts(self.settings, &self.snapshot())
+        let stored = match &self.stored {
+            Stored::Compact(snapshot) => Stored::Compact(snapshot.clone()),
+            Stored::Live(_) => Stored::Live(Box::new(Filter::decode(&self.snapshot())?)),
+        };
+        Ok(Self::assemble(stored, self.settings))
     }
 }
+
+/// Where a snapshot's header (the library's format, version 1) records the fingerprint
+/// bits and the slots per bucket.
+const FINGERPRINT_BITS_AT: usize = 11;
+const SLOTS_AT: usize = 12;
 
 /// A snapshot with every table's writer-stripe count zeroed and the checksums that
 /// cover it left out: what the key holds, not how it was built to take concurrent

@@ -5,27 +5,8 @@
 
 mod common;
 
-use common::{Server, add_and_count, count_found, digest, error, query, scratch};
+use common::{Server, add_and_count, count_found, digest, error, query, scandump, scratch};
 use redis::Connection;
-
-/// Every piece of a dump of `key`, each with the cursor `CF.LOADCHUNK` takes it with.
-fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut pieces = Vec::new();
-    let mut cursor = 0i64;
-    for _ in 0..100_000 {
-        let (next, piece): (i64, Option<Vec<u8>>) =
-            query(con, &["CF.SCANDUMP", key, &cursor.to_string()]).unwrap();
-        match piece {
-            Some(piece) => pieces.push((next, piece)),
-            None => {
-                assert_eq!(next, 0, "the end of a dump is cursor 0");
-                return pieces;
-            }
-        }
-        cursor = next;
-    }
-    panic!("the dump of {key} did not end");
-}
 
 fn loadchunk(
     con: &mut Connection,

@@ -429,12 +429,9 @@ fn cf_debug_is_redisbloom_s_line_and_survives_reload_restart_and_replication() {
     assert_eq!(add_and_count(&mut con, "d", 1_000), 1_000);
     query::<i64>(&mut con, &["CF.DEL", "d", "item:1"]).unwrap();
     let line: String = query(&mut con, &["CF.DEBUG", "d"]).unwrap();
-    let fields: Vec<(&str, u64)> = line
+    let fields: Vec<(&str, &str)> = line
         .split(' ')
-        .map(|pair| {
-            let (name, value) = pair.split_once(':').expect("name:value");
-            (name, value.parse().expect("an integer"))
-        })
+        .map(|pair| pair.split_once(':').expect("name:value"))
         .collect();
     let names: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
     assert_eq!(
@@ -451,9 +448,13 @@ fn cf_debug_is_redisbloom_s_line_and_survives_reload_restart_and_replication() {
             "served_bktsize",
             "fingerprint_bits",
             "max_filters",
+            "encoding",
         ]
     );
-    let value = |name: &str| fields.iter().find(|(n, _)| *n == name).unwrap().1;
+    let text = |name: &str| fields.iter().find(|(n, _)| *n == name).unwrap().1;
+    let value = |name: &str| -> u64 { text(name).parse().expect("an integer") };
+    // 1,000 items at 16 bits: a snapshot past `compact-max-bytes`.
+    assert_eq!(text("encoding"), "live");
     assert_eq!(
         (value("bktsize"), value("items"), value("deletes")),
         (3, 999, 1)

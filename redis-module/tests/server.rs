@@ -502,7 +502,7 @@ fn the_growth_limit_refuses_only_inserts_that_do_not_fit() {
     );
     let (_, values) = info(&mut con, "chain");
     assert!(
-        line.ends_with(&format!("max_filters:{}", values[2])),
+        line.contains(&format!(" max_filters:{} ", values[2])),
         "{line}: {} filters",
         values[2]
     );
@@ -754,7 +754,7 @@ fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
     .unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "g", "4000", "EXPANSION", "2"]).unwrap();
     let line: String = query(&mut con, &["CF.DEBUG", "g"]).unwrap();
-    assert!(line.ends_with("max_filters:3"), "{line}");
+    assert!(line.contains(" max_filters:3 "), "{line}");
     let (added, refusal) = fill_until_refused(&mut con, "g", 100_000);
     assert_eq!(
         refusal,

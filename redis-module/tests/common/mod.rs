@@ -255,3 +255,22 @@ pub fn fill_until_refused(con: &mut Connection, key: &str, limit: usize) -> (usi
     }
     panic!("{key} took {limit} items without refusing one");
 }
+
+/// Every piece of a dump of `key`, each with the cursor `CF.LOADCHUNK` takes it with.
+pub fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut pieces = Vec::new();
+    let mut cursor = 0i64;
+    for _ in 0..100_000 {
+        let (next, piece): (i64, Option<Vec<u8>>) =
+            query(con, &["CF.SCANDUMP", key, &cursor.to_string()]).unwrap();
+        match piece {
+            Some(piece) => pieces.push((next, piece)),
+            None => {
+                assert_eq!(next, 0, "the end of a dump is cursor 0");
+                return pieces;
+            }
+        }
+        cursor = next;
+    }
+    panic!("the dump of {key} did not end");
+}
