@@ -146,7 +146,25 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
 
     /// A snapshot of the filter as bytes; see [`write_to`](Self::write_to).
     pub fn to_bytes(&self) -> Vec<u8> {
-        collect(0, |mut sink| self.encode(&mut sink))
+        collect(self.encoding_len_now(), |mut sink| self.encode(&mut sink))
+    }
+
+    /// The length of an encoding of the tables as they are now: the buffer
+    /// [`to_bytes`](Self::to_bytes) starts with, so that a small filter's snapshot is
+    /// one allocation (a doubling meanwhile only makes it grow once).
+    fn encoding_len_now(&self) -> usize {
+        HEADER_LEN
+            + self
+                .chain()
+                .tables()
+                .map(|table| TABLE_FIELDS + 8 * Self::words_at(table, table.era()))
+                .sum::<usize>()
+            + 4
+    }
+
+    /// Words of `table` at `era`.
+    fn words_at(table: &ExpandTable<F, B>, era: Era) -> usize {
+        table_words(F::BITS as u8, B as u8, table.buckets(era)) as usize
     }
 
     /// A snapshot cut into checked chunks of at most `max_chunk_bytes` bytes (see
@@ -165,16 +183,12 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
         let tables: Vec<&ExpandTable<F, B>> = chain.tables().collect();
         // Every table held at once: the eras, and so the length, stay as read.
         let paused: Vec<_> = tables.iter().map(|t| t.pause_for_snapshot()).collect();
-        let words_of = |table: &ExpandTable<F, B>, era| {
-            table_words(F::BITS as u8, B as u8, table.buckets(era)) as usize
-        };
-        let total = HEADER_LEN
-            + tables
-                .iter()
-                .zip(&paused)
-                .map(|(table, guard)| TABLE_FIELDS + 8 * words_of(table, guard.era()))
-                .sum::<usize>()
-            + 4;
+        let words: Vec<usize> = tables
+            .iter()
+            .zip(&paused)
+            .map(|(table, guard)| Self::words_at(table, guard.era()))
+            .collect();
+        let total = HEADER_LEN + words.iter().map(|w| TABLE_FIELDS + 8 * w).sum::<usize>() + 4;
         let first = tables[0];
         let mut header = [0u8; HEADER_LEN];
         let hasher = HasherId::of(self.hasher());
@@ -195,7 +209,9 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             sink(bytes)
         };
         emit(&header)?;
-        let mut block = Vec::with_capacity(BLOCK_WORDS * 8);
+        // No larger than the largest table: a small filter's snapshot allocates little.
+        let block_words = words.iter().copied().max().unwrap_or(0).min(BLOCK_WORDS);
+        let mut block = Vec::with_capacity(block_words * 8);
         for (table, guard) in tables.iter().zip(&paused) {
             let mut fields = [0u8; 16];
             fields[0..8].copy_from_slice(&table.buckets(0).to_le_bytes());
