@@ -316,8 +316,8 @@ MUTATIONS = {
         "doubling::unique_inserts_race_a_new_link",
         "a unique insert checks the older links without passing their pair locks",
         "src/expand/chain.rs",
-        """                    table.pass_pair_lock(key);""",
-        """                    let _ = (table, key);""",
+        """                table.pass_pair_lock(key);""",
+        """                let _ = (table, key);""",
     ),
     "n": (
         "doubling::lookup_reads_a_plain_insert_after_a_split",

@@ -439,24 +439,15 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         let mut started = false;
         loop {
             let links = self.link_count();
-            if unique {
-                // With exclusive access no placement can be under way.
-                for (table, key) in self
-                    .keyed(hash, links)
-                    .take(links - 1)
-                    .filter(|_| A::SHARED)
-                {
-                    table.pass_pair_lock(key);
+            // One link, most filters' case, inline: its own insert checks a unique key's
+            // copies under its pair lock, and no other link can hold one.
+            let (newest, key) = if links == 1 {
+                (&self.first_link, self.first_link.key(hash))
+            } else {
+                match self.newest_for(access, hash, links, unique) {
+                    Ok(newest) => newest,
+                    Err(answered) => return answered,
                 }
-                if self
-                    .keyed(hash, links)
-                    .any(|(table, key)| table.count(access, key) > 0)
-                {
-                    return Ok(false);
-                }
-            }
-            let Some((newest, key)) = self.keyed(hash, links).last() else {
-                return Err(InsertError::Full);
             };
             let current = || self.link_count() == links;
             let Some(result) = newest.insert_while(access, key, unique, &current) else {
@@ -476,6 +467,37 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 result => return result,
             }
         }
+    }
+
+    /// The newest of `links` links (two or more) and `hash`'s key there, where an
+    /// insert goes; or the insert's answer, for a unique one whose key an older link
+    /// already holds. Out of line: the one-link insert stays small (with this inlined,
+    /// the later links' key arithmetic was hoisted into every insert).
+    #[inline(never)]
+    fn newest_for<A: Access>(
+        &self,
+        access: A,
+        hash: u64,
+        links: usize,
+        unique: bool,
+    ) -> Result<(&ExpandTable<F, B>, Key), Result<bool, InsertError>> {
+        if unique {
+            // With exclusive access no placement can be under way.
+            for (table, key) in self
+                .keyed(hash, links)
+                .take(links - 1)
+                .filter(|_| A::SHARED)
+            {
+                table.pass_pair_lock(key);
+            }
+            if self
+                .keyed(hash, links)
+                .any(|(table, key)| table.count(access, key) > 0)
+            {
+                return Err(Ok(false));
+            }
+        }
+        self.keyed(hash, links).last().ok_or(Err(InsertError::Full))
     }
 
     /// Starts the next link now (for models); false past the last.

@@ -690,8 +690,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// hint: a stripe not split yet is read at its parent, which may then miss).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key) {
+        self.prefetch_sides(self.sides(key));
+    }
+
+    /// [`prefetch`](Self::prefetch) of a key's sides already computed.
+    #[inline]
+    fn prefetch_sides(&self, sides: [Side; 2]) {
         let era = self.era();
-        for side in self.sides(key) {
+        for side in sides {
             self.prefetch_spot(Self::spot(side, era));
         }
     }
@@ -751,10 +757,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .is_some_and(|v| v.load(Ordering::Acquire) & SPLIT != 0)
     }
 
-    /// The key's two buckets at the current era, after splitting their stripes if
-    /// they were not split yet.
-    fn ready<A: Access>(&self, key: Key) -> Ready {
-        let sides = self.sides(key);
+    /// The two buckets of a key's `sides` at the current era, after splitting their
+    /// stripes if they were not split yet.
+    fn ready<A: Access>(&self, sides: [Side; 2]) -> Ready {
         loop {
             let word = self.word();
             let era = word.era();
@@ -846,10 +851,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     ) -> Option<Result<bool, InsertError>> {
         // The buckets' miss then overlaps the split checks and the pair lock, which come
         // before the first load (8–18% faster pre-sized fills at 1 M; BENCHMARKS.md).
-        self.prefetch(key);
+        // The key's sides, computed once: they do not change with the era.
+        let sides = self.sides(key);
+        self.prefetch_sides(sides);
         let mut doublings = 0;
         loop {
-            let ready = self.ready::<A>(key);
+            let ready = self.ready::<A>(sides);
             let no_room = match self.place::<A>(&ready, unique, current) {
                 Placement::Inserted => return Some(Ok(true)),
                 Placement::AlreadyPresent => return Some(Ok(false)),
@@ -905,13 +912,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return Placement::Superseded;
         }
         let pair = self.load_pair(&ready.views);
-        let copies = Self::matches(&pair, &ready.views);
-        if unique && copies.any() {
+        // The key's copies matter to a unique insert, or when no slot is empty.
+        let copies = || Self::matches(&pair, &ready.views);
+        if unique && copies().any() {
             return Placement::AlreadyPresent;
         }
         let empty = match_pair::<F>(&pair, 0, B).0;
         if empty == 0 {
-            return if copies.count() == 2 * B {
+            return if copies().count() == 2 * B {
                 Placement::OnlyCopies
             } else {
                 Placement::Full
@@ -1154,7 +1162,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// into it that began before has ended.
     pub(crate) fn pass_pair_lock(&self, key: Key) {
         loop {
-            let ready = self.ready::<Shared>(key);
+            let ready = self.ready::<Shared>(self.sides(key));
             if self.lock_ready::<Shared>(&ready).is_some() {
                 return;
             }
@@ -1166,7 +1174,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// does.
     pub(crate) fn remove<A: Access>(&self, _access: A, key: Key) -> bool {
         loop {
-            let ready = self.ready::<A>(key);
+            let ready = self.ready::<A>(self.sides(key));
             let Some(_guards) = self.lock_ready::<A>(&ready) else {
                 continue;
             };
