@@ -509,6 +509,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
 
     /// Starts link number `links` if the chain still has `links` links (true if it, or
     /// another thread, did); false past the last link, or if the memory cannot be had.
+    /// Out of line: it runs once a link, and inlined it weighed on every insert.
+    #[cold]
+    #[inline(never)]
     fn start_link<A: Access>(&self, links: usize) -> bool {
         let _growing = A::SHARED.then(|| self.control.growing.lock());
         if self.link_count() != links {

@@ -936,6 +936,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Searches for a kick path and moves along it, then places the key; a bounded
     /// number of times if concurrent writers break the path or take the freed slot.
+    /// Out of line: its search state weighed on every plain insert's registers and
+    /// stack when it was inlined into [`insert_while`](Self::insert_while).
+    #[inline(never)]
     fn kick_and_place<A: Access>(
         &self,
         ready: &Ready,
@@ -1284,6 +1287,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Grows the table by `times` doublings from the era in `seen`, if it is still
     /// current; [`Growth::Impossible`] if not even one doubling was possible (past the
     /// last era, or no memory): nothing changed then.
+    #[cold]
+    #[inline(never)]
     fn grow<A: Access>(&self, seen: EraWord, times: Era) -> Growth {
         let _growing = A::SHARED.then(|| self.control.growing.lock());
         if self.word() != seen {
