@@ -183,6 +183,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
             let requested: u8 =
                 option_value(value, "Couldn't parse BUCKETSIZE", 1..=255, RANGE_ERROR)?;
+            // Never 0 after the range check; the type says so.
             settings.bucket_size = NonZeroU8::new(requested).ok_or(RedisError::Str(RANGE_ERROR))?;
             slots = served_slots(u64::from(settings.bucket_size.get()));
         } else if is(&pair[0], "MAXITERATIONS") {

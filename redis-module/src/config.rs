@@ -62,9 +62,12 @@ pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(256 << 20);
 /// The largest snapshot a key is kept as, compact, instead of a live filter (as
 /// `hash-max-listpack-*` bound a Redis hash kept as a listpack): such a key costs its
 /// table and a 48-byte value block, where a live filter adds its stripes and control
-/// blocks (about 300 bytes), and each write decodes and re-encodes it. 512 bytes hold
-/// a filter of up to about 400 items at 8 bits, 200 at 16. 0: every key is live.
-/// Read at each write, so a key converts at its next write after the config changes.
+/// blocks (about 300 bytes), and each write decodes and re-encodes it, each lookup
+/// checks it (both take time with its size, hence the 64 KiB ceiling). 512 bytes hold
+/// an 8-bit key reserved for 100 items through one doubling (188 bytes, then 300; 524
+/// after the second), a 16-bit one until its first (300, then 524). 0: every key is
+/// live. A compact key becomes live at its next write that changes it once its
+/// snapshot passes the limit; a key is made or loaded in the form the limit gives it.
 pub static COMPACT_MAX_BYTES: AtomicI64 = AtomicI64::new(512);
 /// Largest piece `CF.SCANDUMP` answers, and the AOF rewrite writes per command.
 pub static DUMP_CHUNK_BYTES: AtomicI64 = AtomicI64::new(4 << 20);
@@ -76,7 +79,7 @@ pub const EXPANSION_RANGE: (i64, i64) = (0, 32768);
 pub const MAX_ITERATIONS_RANGE: (i64, i64) = (1, 65535);
 pub const DUMP_CHUNK_RANGE: (i64, i64) = (4096, 512 << 20);
 pub const MAX_FILTER_BYTES_RANGE: (i64, i64) = (1024, i64::MAX);
-pub const COMPACT_MAX_RANGE: (i64, i64) = (0, 1 << 20);
+pub const COMPACT_MAX_RANGE: (i64, i64) = (0, 64 << 10);
 
 /// A config's current value as an unsigned count (each one's range is non-negative).
 pub fn current(config: &AtomicI64) -> u64 {
@@ -105,6 +108,8 @@ pub struct Counters {
     pub chunks_refused: AtomicU64,
     /// Key values the active defragmentation moved.
     pub defrag_values_moved: AtomicU64,
+    /// Compact keys' snapshots the active defragmentation moved.
+    pub defrag_snapshots_moved: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -117,6 +122,7 @@ pub static COUNTERS: Counters = Counters {
     chunks_loaded: AtomicU64::new(0),
     chunks_refused: AtomicU64::new(0),
     defrag_values_moved: AtomicU64::new(0),
+    defrag_snapshots_moved: AtomicU64::new(0),
 };
 
 /// Adds `n` to a counter. Commands run one at a time on Redis's main thread (a module
@@ -142,6 +148,7 @@ pub fn info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
         .field("chunks_loaded", read(&c.chunks_loaded))?
         .field("chunks_refused", read(&c.chunks_refused))?
         .field("defrag_values_moved", read(&c.defrag_values_moved))?
+        .field("defrag_snapshots_moved", read(&c.defrag_snapshots_moved))?
         .build_section()?
         .build_info()?;
     Ok(())

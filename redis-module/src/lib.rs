@@ -4,12 +4,12 @@
 //! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
 //! fingerprints, 4 or 8 slots per bucket; a `ChainedCuckooFilter` if loaded from an
 //! older record; a small one kept compact, as its snapshot) with the settings `CF.INFO`
-//! reports, or a filter still arriving
-//! through `CF.LOADCHUNK`. Commands are in `commands.rs` (the single-item ones
-//! registered by `fast.rs`), the
-//! dump format of `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO`
-//! counters in `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF, free, memory,
-//! copy, digest, defrag) in `native.rs`, and the allocator (Redis's, aligned) in `alloc.rs`.
+//! reports, or a filter still arriving through `CF.LOADCHUNK`. Commands are in
+//! `commands.rs` (the single-item ones registered by `fast.rs`), the dump format of
+//! `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO` counters in
+//! `config.rs`, `COMMAND DOCS` in `docs.rs`, the native type's callbacks (RDB, AOF,
+//! free, memory, copy, digest, defrag) in `native.rs`, and the allocator (Redis's,
+//! aligned) in `alloc.rs`.
 //!
 //! Load it with `redis-server --loadmodule target/release/libcuckoo_redis.so`.
 

@@ -22,9 +22,10 @@
 //! file rebuilds the same table.
 //!
 //! Active defragmentation: [`defrag`] moves the key's value (the `KeyValue` block that
-//! Redis holds a pointer to) with the server's defrag allocator. The tables are owned by
-//! the library's filter, whose API gives no access to their allocations, so they stay
-//! where they are; see the function for why that costs little.
+//! Redis holds a pointer to) and a compact key's snapshot with the server's defrag
+//! allocator. A live key's tables are owned by the library's filter, whose API gives no
+//! access to their allocations, so they stay where they are; see the function for why
+//! that costs little.
 
 use std::os::raw::{c_int, c_longlong, c_void};
 
@@ -203,7 +204,10 @@ unsafe extern "C" fn copy(
 ) -> *mut c_void {
     // SAFETY: Redis passes a live value of this type.
     let copied = match unsafe { value_of(value) } {
-        KeyValue::Ready(key) => key.duplicate().ok().map(KeyValue::Ready),
+        KeyValue::Ready(key) => key
+            .duplicate(config::compact_max_bytes())
+            .ok()
+            .map(KeyValue::Ready),
         KeyValue::Loading(load) => Some(KeyValue::Loading(load.clone())),
     };
     copied.map_or(std::ptr::null_mut(), into_raw)
@@ -232,9 +236,10 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
 /// over-aligned block starts before the pointer Redis holds (see `alloc.rs`).
 const VALUE_MOVABLE: bool = std::mem::align_of::<KeyValue>() <= GUARANTEED_ALIGN;
 
-/// Active defragmentation of one key: moves its `KeyValue` block (the filter's
-/// handles, settings and counters, a small allocation) to where the server's defrag
-/// allocator puts it, and counts the move in `INFO cuckoofilter`. The tables are not
+/// Active defragmentation of one key: moves its `KeyValue` block (48 bytes: the
+/// settings, the dump slot, and the pointer to the compact snapshot or the live filter)
+/// and a compact key's snapshot (at most 64 KiB) to where the server's defrag allocator
+/// puts them, and counts the moves in `INFO cuckoofilter`. A live key's tables are not
 /// moved: the library's filter owns them and exposes no pointer to them. (Under
 /// jemalloc the server moves only blocks in small-size slabs, where fragmentation
 /// lives; a table of more than a few KiB is a large allocation of its own pages, which
@@ -261,6 +266,31 @@ unsafe extern "C" fn defrag(
         if !moved.is_null() {
             *value = moved;
             config::count(&COUNTERS.defrag_values_moved, 1);
+        }
+    }
+    // SAFETY: the value `*value` points to now is live, and Redis holds no other
+    // reference to it during the callback.
+    let KeyValue::Ready(key) = (unsafe { &mut *(*value).cast::<KeyValue>() }) else {
+        return 0;
+    };
+    let Some(snapshot) = key.compact_block() else {
+        return 0;
+    };
+    let len = snapshot.len();
+    if len == 0 {
+        return 0; // never: an encoding is at least a header (an empty box owns no block)
+    }
+    // SAFETY: the snapshot is a `Box<[u8]>` of `len > 0` bytes from the global allocator, which serves an alignment of 1 straight from
+    // `RedisModule_Alloc`, so the defrag allocator may copy it to a new block and free
+    // the old one (or leave it: null). Nothing else points into it. If it moved, the
+    // box takes the new block (its `len` bytes, the same layout) and the old box is
+    // forgotten, not dropped: its block is already freed.
+    unsafe {
+        let moved = defrag_alloc(ctx, snapshot.as_mut_ptr().cast());
+        if !moved.is_null() {
+            let fresh = Box::from_raw(std::ptr::slice_from_raw_parts_mut(moved.cast::<u8>(), len));
+            std::mem::forget(std::mem::replace(snapshot, fresh));
+            config::count(&COUNTERS.defrag_snapshots_moved, 1);
         }
     }
     0

@@ -251,6 +251,9 @@ impl Settings {
     }
 }
 
+// What a compact key's count of 48 bytes a value stands on (README, "a small key").
+const _: () = assert!(std::mem::size_of::<KeyValue>() == 48);
+
 /// A key's value.
 pub enum KeyValue {
     Ready(CuckooKey),
@@ -262,13 +265,14 @@ pub enum KeyValue {
 /// Where a key keeps its filter: 16 bytes in the key's value block either way.
 ///
 /// A filter whose snapshot takes at most `cuckoofilter.compact-max-bytes` is kept as
-/// that snapshot, checked when it was stored: no stripes, control blocks or growth
-/// slots beside its table, which at 100 items are most of a live filter's bytes. A
-/// lookup reads the snapshot in place through a [`FilterView`]; a write decodes it,
-/// writes through the live filter's exclusive path and encodes it again, so a compact
-/// key holds exactly the table a live one would after the same writes (replicas and
-/// AOF replays agree whichever form each side keeps). A write that leaves the snapshot
-/// past the limit keeps the live filter instead; a key never goes back.
+/// that snapshot (see [`decode_compact`]): no stripes, control blocks or growth slots
+/// beside its table, which at 100 items are most of a live filter's bytes. A lookup
+/// reads the snapshot in place through a [`FilterView`]; a write decodes it, writes
+/// through the live filter's exclusive path and encodes it again, so a compact key
+/// holds exactly the table a live one would after the same writes (replicas and AOF
+/// replays agree whichever form each side keeps). A write that leaves the snapshot
+/// past the limit keeps the live filter instead; a live key goes back only through a
+/// reload, a `COPY` or a dump load, which make a key in the form its size gives it.
 enum Stored {
     Compact(Box<[u8]>),
     Live(Box<Filter>),
@@ -291,28 +295,39 @@ impl std::ops::Deref for Readable<'_> {
     }
 }
 
-/// A compact key's snapshot decoded. It was decoded once before it was stored, and
-/// nothing writes it but an encoder, so it decodes again.
+const COMPACT_DECODES: &str =
+    "a compact key holds the library's encoding of a filter, or bytes its decoder took";
+
+/// A compact key's snapshot decoded. It is either the library's own encoding of a
+/// filter (which its decoder takes back: the format's tests hold every encoding to
+/// decode to the same filter) or bytes its decoder took when the key was loaded.
 fn decode_compact(snapshot: &[u8]) -> Filter {
-    Filter::decode(snapshot).expect("a compact key holds a snapshot checked when stored")
+    Filter::decode(snapshot).expect(COMPACT_DECODES)
 }
 
 /// A filter in the form its size calls for: compact if it is a filter that doubles
 /// in place and its snapshot takes at most `compact_max` bytes, else live (a chain
-/// loaded from an older record is always live).
+/// loaded from an older record is always live). A filter past the limit is not
+/// encoded to learn it.
 fn store(filter: Filter, compact_max: usize) -> Stored {
-    let snapshot = match &filter {
-        Filter::Fp16x4(f) => f.to_bytes(),
-        Filter::Fp16x8(f) => f.to_bytes(),
-        Filter::Fp8x4(f) => f.to_bytes(),
-        Filter::Fp8x8(f) => f.to_bytes(),
+    let encoded_len = match &filter {
+        Filter::Fp16x4(f) => f.encoded_len(),
+        Filter::Fp16x8(f) => f.encoded_len(),
+        Filter::Fp8x4(f) => f.encoded_len(),
+        Filter::Fp8x8(f) => f.encoded_len(),
         _ => return Stored::Live(Box::new(filter)),
     };
-    if snapshot.len() <= compact_max {
-        Stored::Compact(snapshot.into_boxed_slice())
-    } else {
-        Stored::Live(Box::new(filter))
+    if encoded_len > compact_max {
+        return Stored::Live(Box::new(filter));
     }
+    let snapshot = with_filter!(&filter, f => f.to_bytes());
+    debug_assert!(Filter::decode(&snapshot).is_ok(), "{COMPACT_DECODES}");
+    Stored::Compact(snapshot.into_boxed_slice())
+}
+
+/// A compact key's snapshot, read in place (see [`decode_compact`]).
+fn view(snapshot: &[u8]) -> FilterView<'_> {
+    FilterView::new(snapshot).expect(COMPACT_DECODES)
 }
 
 /// A key's filter, its settings and the dump `CF.SCANDUMP` is handing out.
@@ -364,10 +379,18 @@ impl CuckooKey {
         snapshot: &[u8],
         compact_max: usize,
     ) -> Result<Self, DecodeError> {
-        Ok(Self::assemble(
-            store(Filter::decode(snapshot)?, compact_max),
-            settings,
-        ))
+        let filter = Filter::decode(snapshot)?;
+        let growable = matches!(
+            filter,
+            Filter::Fp16x4(_) | Filter::Fp16x8(_) | Filter::Fp8x4(_) | Filter::Fp8x8(_)
+        );
+        // Bytes the decoder took are kept as they came.
+        let stored = if growable && snapshot.len() <= compact_max {
+            Stored::Compact(snapshot.into())
+        } else {
+            Stored::Live(Box::new(filter))
+        };
+        Ok(Self::assemble(stored, settings))
     }
 
     fn assemble(stored: Stored, settings: Settings) -> Self {
@@ -383,6 +406,15 @@ impl CuckooKey {
         matches!(self.stored, Stored::Compact(_))
     }
 
+    /// A compact key's snapshot block, for active defragmentation to move (a block of
+    /// at most 64 KiB, in the allocator's small-size slabs where fragmentation lives).
+    pub fn compact_block(&mut self) -> Option<&mut Box<[u8]>> {
+        match &mut self.stored {
+            Stored::Compact(snapshot) => Some(snapshot),
+            Stored::Live(_) => None,
+        }
+    }
+
     /// The filter, to read.
     fn readable(&self) -> Readable<'_> {
         match &self.stored {
@@ -391,21 +423,11 @@ impl CuckooKey {
         }
     }
 
-    /// A compact key's snapshot, for the reads a [`FilterView`] answers in place.
-    fn view(&self) -> Option<FilterView<'_>> {
-        match &self.stored {
-            Stored::Compact(snapshot) => Some(
-                FilterView::new(snapshot)
-                    .expect("a compact key holds a snapshot checked when stored"),
-            ),
-            Stored::Live(_) => None,
-        }
-    }
-
     /// Runs the write `op` on the live filter. A compact key's filter is decoded for it
     /// and stored again (compact while its snapshot takes at most `compact_max` bytes)
-    /// only if `changed` says the write changed it: a refused or idle write leaves the
-    /// snapshot as it was.
+    /// if `changed` says the write changed it, or its table doubled (a refused insert
+    /// may have doubled it first, and a live key keeps that doubling); a refused or
+    /// idle write leaves the snapshot as it was.
     fn write<R>(
         &mut self,
         compact_max: usize,
@@ -416,8 +438,9 @@ impl CuckooKey {
             Stored::Live(filter) => op(filter),
             Stored::Compact(snapshot) => {
                 let mut filter = decode_compact(snapshot);
+                let capacity = with_filter!(&filter, f => f.capacity());
                 let result = op(&mut filter);
-                if changed(&result) {
+                if changed(&result) || with_filter!(&filter, f => f.capacity()) != capacity {
                     self.stored = store(filter, compact_max);
                 }
                 result
@@ -448,14 +471,14 @@ impl CuckooKey {
     pub fn contains(&self, item: &[u8]) -> bool {
         match &self.stored {
             Stored::Live(filter) => with_filter!(&**filter, f => f.contains(item)),
-            Stored::Compact(_) => self.view().is_some_and(|view| view.contains(item)),
+            Stored::Compact(snapshot) => view(snapshot).contains(item),
         }
     }
 
     pub fn count(&self, item: &[u8]) -> usize {
         match &self.stored {
             Stored::Live(filter) => with_filter!(&**filter, f => f.count(item)),
-            Stored::Compact(_) => self.view().map_or(0, |view| view.count(item)),
+            Stored::Compact(snapshot) => view(snapshot).count(item),
         }
     }
 
@@ -472,7 +495,7 @@ impl CuckooKey {
     pub fn len(&self) -> usize {
         match &self.stored {
             Stored::Live(filter) => with_filter!(&**filter, f => f.len()),
-            Stored::Compact(_) => self.view().map_or(0, |view| view.len()),
+            Stored::Compact(snapshot) => view(snapshot).len(),
         }
     }
 
@@ -538,10 +561,11 @@ impl CuckooKey {
     }
 
     pub fn fingerprint_bits(&self) -> u32 {
-        if let Stored::Compact(snapshot) = &self.stored {
-            return u32::from(snapshot[FINGERPRINT_BITS_AT]);
-        }
-        match &*self.readable() {
+        let filter = match &self.stored {
+            Stored::Compact(snapshot) => return u32::from(snapshot[FINGERPRINT_BITS_AT]),
+            Stored::Live(filter) => filter,
+        };
+        match **filter {
             Filter::Fp16x4(_)
             | Filter::Fp16x8(_)
             | Filter::Chained16x4(_)
@@ -554,10 +578,11 @@ impl CuckooKey {
 
     /// Slots per bucket.
     pub fn slots(&self) -> u64 {
-        if let Stored::Compact(snapshot) = &self.stored {
-            return u64::from(snapshot[SLOTS_AT]);
-        }
-        match &*self.readable() {
+        let filter = match &self.stored {
+            Stored::Compact(snapshot) => return u64::from(snapshot[SLOTS_AT]),
+            Stored::Live(filter) => filter,
+        };
+        match **filter {
             Filter::Fp16x4(_)
             | Filter::Fp8x4(_)
             | Filter::Chained16x4(_)
@@ -597,19 +622,16 @@ impl CuckooKey {
         with_filter!(&*self.readable(), f => f.dump_chunks(chunk_bytes))
     }
 
-    /// A copy through the snapshot (`COPY`), in the same form, without the dump being
-    /// sent.
-    pub fn duplicate(&self) -> Result<Self, DecodeError> {
-        let stored = match &self.stored {
-            Stored::Compact(snapshot) => Stored::Compact(snapshot.clone()),
-            Stored::Live(_) => Stored::Live(Box::new(Filter::decode(&self.snapshot())?)),
-        };
-        Ok(Self::assemble(stored, self.settings))
+    /// A copy through the snapshot (`COPY`), in the form its size gives it under
+    /// `compact_max` (as a loaded key), without the dump being sent.
+    pub fn duplicate(&self, compact_max: usize) -> Result<Self, DecodeError> {
+        Self::from_parts(self.settings, &self.snapshot(), compact_max)
     }
 }
 
-/// Where a snapshot's header (the library's format, version 1) records the fingerprint
-/// bits and the slots per bucket.
+/// Where a snapshot's header (the library's format, version 1) records its kind, the
+/// fingerprint bits and the slots per bucket.
+const KIND_AT: usize = 10;
 const FINGERPRINT_BITS_AT: usize = 11;
 const SLOTS_AT: usize = 12;
 
@@ -643,8 +665,8 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
     };
     let in_place = || -> Option<Vec<u8>> {
         let (bits, slots) = (
-            u128::from(*snapshot.get(11)?),
-            u128::from(*snapshot.get(12)?),
+            u128::from(*snapshot.get(FINGERPRINT_BITS_AT)?),
+            u128::from(*snapshot.get(SLOTS_AT)?),
         );
         let end = snapshot.len().checked_sub(CRC)?;
         let mut out = Vec::with_capacity(snapshot.len());
@@ -682,7 +704,7 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
         }
         (at == end).then_some(out)
     };
-    let parsed = match snapshot.get(10) {
+    let parsed = match snapshot.get(KIND_AT) {
         Some(3) => in_place(),
         Some(2) => chained(),
         _ => None,

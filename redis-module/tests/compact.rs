@@ -156,4 +156,17 @@ fn a_compact_key_keeps_its_form_through_reload_copy_and_dump() {
         assert_eq!(digest(&mut con, key), before, "{key}");
         assert_eq!(count_found(&mut con, key, &names), names.len(), "{key}");
     }
+    // A copy or a reload takes the form the limit gives it: live under 0, and compact
+    // again once the limit lets it be.
+    set_compact_max(&mut con, 0);
+    assert_eq!(
+        query::<i64>(&mut con, &["COPY", "k", "live copy"]).unwrap(),
+        1
+    );
+    assert_eq!(encoding(&mut con, "live copy"), "live");
+    assert_eq!(digest(&mut con, "live copy"), before);
+    set_compact_max(&mut con, 512);
+    query::<String>(&mut con, &["DEBUG", "RELOAD"]).unwrap();
+    assert_eq!(encoding(&mut con, "live copy"), "compact");
+    assert_eq!(digest(&mut con, "live copy"), before);
 }

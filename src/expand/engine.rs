@@ -1164,8 +1164,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Waits until no writer holds `key`'s pair (at the current era): every placement
     /// into it that began before has ended.
     pub(crate) fn pass_pair_lock(&self, key: Key) {
+        let sides = self.sides(key);
         loop {
-            let ready = self.ready::<Shared>(self.sides(key));
+            let ready = self.ready::<Shared>(sides);
             if self.lock_ready::<Shared>(&ready).is_some() {
                 return;
             }
@@ -1176,8 +1177,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// that never costs another key its code: module docs, "Removes"); false if none
     /// does.
     pub(crate) fn remove<A: Access>(&self, _access: A, key: Key) -> bool {
+        let sides = self.sides(key);
         loop {
-            let ready = self.ready::<A>(self.sides(key));
+            let ready = self.ready::<A>(sides);
             let Some(_guards) = self.lock_ready::<A>(&ready) else {
                 continue;
             };

@@ -53,6 +53,14 @@ const BLOCK_WORDS: usize = 8 * 1024;
 /// Bytes of a table's record around its words.
 const TABLE_FIELDS: usize = 16 + 8;
 
+/// Bytes of the CRC-32 that ends an encoding.
+const CRC_LEN: usize = 4;
+
+/// Bytes of an encoding whose tables have these many words each.
+fn encoding_len(words: impl Iterator<Item = usize>) -> usize {
+    HEADER_LEN + words.map(|w| TABLE_FIELDS + 8 * w).sum::<usize>() + CRC_LEN
+}
+
 /// The growable filter's own header fields, checked.
 struct GrowableHeader {
     hasher: HasherId,
@@ -146,20 +154,28 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
 
     /// A snapshot of the filter as bytes; see [`write_to`](Self::write_to).
     pub fn to_bytes(&self) -> Vec<u8> {
-        collect(self.encoding_len_now(), |mut sink| self.encode(&mut sink))
+        collect(self.encoded_len(), |mut sink| self.encode(&mut sink))
     }
 
-    /// The length of an encoding of the tables as they are now: the buffer
-    /// [`to_bytes`](Self::to_bytes) starts with, so that a small filter's snapshot is
-    /// one allocation (a doubling meanwhile only makes it grow once).
-    fn encoding_len_now(&self) -> usize {
-        HEADER_LEN
-            + self
-                .chain()
+    /// The length in bytes of a snapshot of the filter as it is now, without making
+    /// one: what [`to_bytes`](Self::to_bytes) would return unless a doubling or a new
+    /// table comes first (a host can decide from it how to keep a filter before paying
+    /// for its encoding).
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(100);
+    /// filter.insert_many(0..300u64)?;
+    /// assert_eq!(filter.encoded_len(), filter.to_bytes().len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn encoded_len(&self) -> usize {
+        encoding_len(
+            self.chain()
                 .tables()
-                .map(|table| TABLE_FIELDS + 8 * Self::words_at(table, table.era()))
-                .sum::<usize>()
-            + 4
+                .map(|table| Self::words_at(table, table.era())),
+        )
     }
 
     /// Words of `table` at `era`.
@@ -188,7 +204,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             .zip(&paused)
             .map(|(table, guard)| Self::words_at(table, guard.era()))
             .collect();
-        let total = HEADER_LEN + words.iter().map(|w| TABLE_FIELDS + 8 * w).sum::<usize>() + 4;
+        let total = encoding_len(words.iter().copied());
         let first = tables[0];
         let mut header = [0u8; HEADER_LEN];
         let hasher = HasherId::of(self.hasher());

@@ -286,7 +286,6 @@ impl<'a, S: BuildHasher + 'static> FilterView<'a, S> {
         Self::build(bytes, &header, hasher)
     }
 
-    /// The view of a checked encoding, once its item count is confirmed.
     /// The view of a checked growable encoding.
     fn of_growable(layout: Layout<'a>, hasher: S) -> Self {
         let tables = GrowableTables::new(layout);
@@ -297,6 +296,7 @@ impl<'a, S: BuildHasher + 'static> FilterView<'a, S> {
         }
     }
 
+    /// The view of a checked encoding, once its item count is confirmed.
     fn build(bytes: &'a [u8], header: &Header, hasher: S) -> Result<Self, DecodeError> {
         let table = Geometry::of(bytes, header)?;
         let counted = with_table!(&table, t => t.occupied());
