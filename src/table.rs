@@ -40,6 +40,14 @@ pub(crate) struct Table<F, const B: usize> {
     _fingerprint: PhantomData<fn() -> F>,
 }
 
+/// The non-empty `bits`-bit slots (8 or 16) of `word`: a lane's low bits plus all-ones
+/// below its top bit carry into that bit if any is set, never past it.
+pub(crate) fn codes_in(word: u64, bits: u32) -> u32 {
+    debug_assert!(bits == 8 || bits == 16);
+    let low = u64::MAX / ((1 << bits) - 1) * ((1 << (bits - 1)) - 1);
+    ((((word & low) + low) | word) & !low).count_ones()
+}
+
 /// Words to skip from `start` (the first word of an allocation) to reach a multiple of
 /// `align` bytes (a power of two).
 #[cfg(not(cuckoo_loom))]
@@ -304,6 +312,32 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 mod tests {
     use super::*;
     use crate::fingerprint::match_pair_scalar;
+
+    #[test]
+    fn codes_in_counts_the_non_empty_slots() {
+        let mut word = 0x9E37_79B9_7F4A_7C15u64;
+        for round in 0..10_000u64 {
+            word = word.wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(17) ^ round;
+            // Empty some lanes and give others a lone top or low bit.
+            let shaped = match round % 4 {
+                0 => word & 0x00FF_0000_FF00_80FF,
+                1 => word & 0x8000_0001_0000_FFFF,
+                2 => word & 0x0080_8000_0100_0001,
+                _ => word,
+            };
+            for bits in [8u32, 16] {
+                let mask = (1u64 << bits) - 1;
+                let naive = (0..64 / bits)
+                    .filter(|k| (shaped >> (k * bits)) & mask != 0)
+                    .count() as u32;
+                assert_eq!(
+                    codes_in(shaped, bits),
+                    naive,
+                    "{shaped:#018x} at {bits} bits"
+                );
+            }
+        }
+    }
 
     /// Writes random fingerprints slot by slot and reads them back every way the filter
     /// does: by slot, by bucket and as a pair.

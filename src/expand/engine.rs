@@ -48,7 +48,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
 use crate::stripe::{Access, Shared};
 use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
-use crate::table::Table;
+use crate::table::{Table, codes_in};
 
 /// Optimistic attempts a lookup makes before it reads under the pair lock (as the core
 /// filter's).
@@ -1446,15 +1446,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .stripes()
                 .set_version(stripe, SPLIT, Ordering::Relaxed);
         }
-        for index in 0..table.buckets(era) {
-            let codes = table
-                .bucket(index)
-                .iter()
-                .filter(|&&code| code != 0)
-                .count();
-            table
-                .stripes()
-                .add_count(table.stripe_of(index, word), codes as isize);
+        // Each stripe's count, word by word: segment `j` holds buckets from
+        // `buckets(j − 1)` (0 for segment 0) on, and a word belongs to one bucket's
+        // stripe (buckets that share a word share a stripe; a bucket of two words has
+        // one).
+        let words_per_bucket = (B * F::BITS as usize).div_ceil(64) as u64;
+        let mut first_bucket = 0;
+        for (j, segment) in table.tables().iter().enumerate() {
+            for w in 0..segment.words() {
+                let codes = codes_in(segment.load_word(w), F::BITS);
+                if codes != 0 {
+                    let bucket = first_bucket + w as u64 * Self::PER_WORD / words_per_bucket;
+                    table
+                        .stripes()
+                        .add_count(table.stripe_of(bucket, word), codes as isize);
+                }
+            }
+            first_bucket = table.buckets(j as Era);
         }
         Ok(table)
     }

@@ -35,6 +35,8 @@
 use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
+use smallvec::SmallVec;
+
 use super::chunks::DumpChunks;
 use super::decode::{checked_body, read_kind};
 use super::encode::collect;
@@ -46,12 +48,17 @@ use crate::expand::scheme::{Era, Scheme};
 use crate::fingerprint::GrowableFingerprint;
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
+use crate::table::codes_in;
 
 /// Words sent per block: 64 KiB, as a single filter's snapshot.
 const BLOCK_WORDS: usize = 8 * 1024;
 
 /// Bytes of a table's record around its words.
 const TABLE_FIELDS: usize = 16 + 8;
+
+/// One entry per table (link) of a snapshot: inline for the one or two most filters
+/// have, so encoding or decoding a small filter allocates only its own parts.
+pub(crate) type Links<T> = SmallVec<[T; 2]>;
 
 /// Bytes of the CRC-32 that ends an encoding.
 const CRC_LEN: usize = 4;
@@ -196,10 +203,10 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     fn encode(&self, sink: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
         let chain = self.chain();
         let _links = chain.hold_links();
-        let tables: Vec<&ExpandTable<F, B>> = chain.tables().collect();
+        let tables: Links<&ExpandTable<F, B>> = chain.tables().collect();
         // Every table held at once: the eras, and so the length, stay as read.
-        let paused: Vec<_> = tables.iter().map(|t| t.pause_for_snapshot()).collect();
-        let words: Vec<usize> = tables
+        let paused: Links<_> = tables.iter().map(|t| t.pause_for_snapshot()).collect();
+        let words: Links<usize> = tables
             .iter()
             .zip(&paused)
             .map(|(table, guard)| Self::words_at(table, guard.era()))
@@ -255,14 +262,6 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     }
 }
 
-/// The non-empty `bits`-bit slots (8 or 16) of `word`: a lane's low bits plus all-ones
-/// below its top bit carry into that bit if any is set, never past it.
-fn codes_in(word: u64, bits: u32) -> u32 {
-    debug_assert!(bits == 8 || bits == 16);
-    let low = u64::MAX / ((1 << bits) - 1) * ((1 << (bits - 1)) - 1);
-    ((((word & low) + low) | word) & !low).count_ones()
-}
-
 /// One table of a checked encoding: its size, its doublings, and its words in place.
 pub(crate) struct TableRecord<'a> {
     pub(crate) base: u64,
@@ -290,11 +289,11 @@ impl TableRecord<'_> {
 /// `bytes`, every field and every code checked; nothing allocated but the list.
 fn parse_growable<F: GrowableFingerprint, const B: usize>(
     bytes: &[u8],
-) -> Result<(GrowableHeader, Vec<TableRecord<'_>>), DecodeError> {
+) -> Result<(GrowableHeader, Links<TableRecord<'_>>), DecodeError> {
     let header = GrowableHeader::parse::<F, B>(bytes)?;
     let body = checked_body(bytes, header.total)?;
     let mut rest = &body[HEADER_LEN..];
-    let mut tables: Vec<TableRecord<'_>> = Vec::new();
+    let mut tables: Links<TableRecord<'_>> = Links::new();
     let per_link = header.link_doublings;
     // Where each table must stand, from the first one's size (once it is checked).
     let mut shapes = None;
@@ -378,7 +377,7 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
     bytes: &[u8],
 ) -> Result<(GrowableHeader, Chain<F, B>), DecodeError> {
     let (header, records) = parse_growable::<F, B>(bytes)?;
-    let mut tables = Vec::with_capacity(records.len());
+    let mut tables = Links::new();
     for record in &records {
         // The input holds every table byte, so the allocation is no larger than it.
         let mut table = ExpandTable::restore(
@@ -394,7 +393,7 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
         tables.push(table);
     }
     let chain = Chain::from_links(
-        tables,
+        tables.into_iter(),
         (header.link_doublings, header.link_sizes),
         header.max_doublings,
     );
@@ -409,7 +408,7 @@ pub(crate) struct Layout<'a> {
     pub(crate) bits: u32,
     pub(crate) slots: usize,
     pub(crate) link_rule: (Era, LinkSizes),
-    pub(crate) tables: Vec<TableRecord<'a>>,
+    pub(crate) tables: Links<TableRecord<'a>>,
 }
 
 /// [`parse_growable`] for the geometry the header records.
@@ -505,7 +504,7 @@ pub(crate) struct GrowableTables<'a> {
     slots: usize,
     link_rule: (Era, LinkSizes),
     /// Each table's scheme, doublings, first stream bit and words.
-    tables: Vec<(Scheme, Era, u32, &'a [u8])>,
+    tables: Links<(Scheme, Era, u32, &'a [u8])>,
     /// Codes over all tables, as the parse counted them.
     occupied: u64,
 }
@@ -594,36 +593,5 @@ impl<'a> GrowableTables<'a> {
 
     pub(crate) fn slots(&self) -> usize {
         self.slots
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::codes_in;
-
-    #[test]
-    fn codes_in_counts_the_non_empty_slots() {
-        let mut word = 0x9E37_79B9_7F4A_7C15u64;
-        for round in 0..10_000u64 {
-            word = word.wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(17) ^ round;
-            // Empty some lanes and give others a lone top or low bit.
-            let shaped = match round % 4 {
-                0 => word & 0x00FF_0000_FF00_80FF,
-                1 => word & 0x8000_0001_0000_FFFF,
-                2 => word & 0x0080_8000_0100_0001,
-                _ => word,
-            };
-            for bits in [8u32, 16] {
-                let mask = (1u64 << bits) - 1;
-                let naive = (0..64 / bits)
-                    .filter(|k| (shaped >> (k * bits)) & mask != 0)
-                    .count() as u32;
-                assert_eq!(
-                    codes_in(shaped, bits),
-                    naive,
-                    "{shaped:#018x} at {bits} bits"
-                );
-            }
-        }
     }
 }
