@@ -40,14 +40,6 @@ pub(crate) struct Table<F, const B: usize> {
     _fingerprint: PhantomData<fn() -> F>,
 }
 
-/// The non-empty `bits`-bit slots (8 or 16) of `word`: a lane's low bits plus all-ones
-/// below its top bit carry into that bit if any is set, never past it.
-pub(crate) fn codes_in(word: u64, bits: u32) -> u32 {
-    debug_assert!(bits == 8 || bits == 16);
-    let low = u64::MAX / ((1 << bits) - 1) * ((1 << (bits - 1)) - 1);
-    ((((word & low) + low) | word) & !low).count_ones()
-}
-
 /// Words to skip from `start` (the first word of an allocation) to reach a multiple of
 /// `align` bytes (a power of two).
 #[cfg(not(cuckoo_loom))]
@@ -272,6 +264,13 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         self.word(index).store(value, Ordering::Release);
     }
 
+    /// The first bucket word `index` holds (or a part of): the inverse of
+    /// [`word_of`](Self::word_of) on a bucket's first word.
+    #[inline]
+    pub(crate) fn first_bucket_in_word(index: usize) -> usize {
+        index / Self::WORDS_PER_BUCKET * Self::BUCKETS_PER_WORD
+    }
+
     /// The first word of the bucket that word `index` belongs to: the word its stripe is
     /// assigned by (see [`word_of`](Self::word_of)).
     #[inline]
@@ -314,7 +313,7 @@ mod tests {
     use crate::fingerprint::match_pair_scalar;
 
     #[test]
-    fn codes_in_counts_the_non_empty_slots() {
+    fn occupied_in_word_counts_the_non_empty_slots() {
         let mut word = 0x9E37_79B9_7F4A_7C15u64;
         for round in 0..10_000u64 {
             word = word.wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(17) ^ round;
@@ -330,11 +329,12 @@ mod tests {
                 let naive = (0..64 / bits)
                     .filter(|k| (shaped >> (k * bits)) & mask != 0)
                     .count() as u32;
-                assert_eq!(
-                    codes_in(shaped, bits),
-                    naive,
-                    "{shaped:#018x} at {bits} bits"
-                );
+                let counted = if bits == 8 {
+                    Table::<u8, 4>::occupied_in_word(shaped)
+                } else {
+                    Table::<u16, 4>::occupied_in_word(shaped)
+                };
+                assert_eq!(counted, naive, "{shaped:#018x} at {bits} bits");
             }
         }
     }

@@ -133,6 +133,18 @@ impl Filter {
         ChainedCuckooFilter::from_bytes(snapshot).map(Filter::Chained8x8)
     }
 
+    /// The length of its snapshot now, for a filter that doubles in place; `None` for a
+    /// chain loaded from an older record, which is never kept compact.
+    fn in_place_encoded_len(&self) -> Option<usize> {
+        match self {
+            Filter::Fp16x4(f) => Some(f.encoded_len()),
+            Filter::Fp16x8(f) => Some(f.encoded_len()),
+            Filter::Fp8x4(f) => Some(f.encoded_len()),
+            Filter::Fp8x8(f) => Some(f.encoded_len()),
+            _ => None,
+        }
+    }
+
     fn growth(&self) -> Growth {
         match self {
             Filter::Fp16x4(f) => in_place_growth(f),
@@ -310,14 +322,10 @@ fn decode_compact(snapshot: &[u8]) -> Filter {
 /// loaded from an older record is always live). A filter past the limit is not
 /// encoded to learn it.
 fn store(filter: Filter, compact_max: usize) -> Stored {
-    let encoded_len = match &filter {
-        Filter::Fp16x4(f) => f.encoded_len(),
-        Filter::Fp16x8(f) => f.encoded_len(),
-        Filter::Fp8x4(f) => f.encoded_len(),
-        Filter::Fp8x8(f) => f.encoded_len(),
-        _ => return Stored::Live(Box::new(filter)),
-    };
-    if encoded_len > compact_max {
+    if filter
+        .in_place_encoded_len()
+        .is_none_or(|len| len > compact_max)
+    {
         return Stored::Live(Box::new(filter));
     }
     let snapshot = with_filter!(&filter, f => f.to_bytes());
@@ -380,12 +388,8 @@ impl CuckooKey {
         compact_max: usize,
     ) -> Result<Self, DecodeError> {
         let filter = Filter::decode(snapshot)?;
-        let growable = matches!(
-            filter,
-            Filter::Fp16x4(_) | Filter::Fp16x8(_) | Filter::Fp8x4(_) | Filter::Fp8x8(_)
-        );
         // Bytes the decoder took are kept as they came.
-        let stored = if growable && snapshot.len() <= compact_max {
+        let stored = if filter.in_place_encoded_len().is_some() && snapshot.len() <= compact_max {
             Stored::Compact(snapshot.into())
         } else {
             Stored::Live(Box::new(filter))

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Server, error, query};
+use common::{Server, config_set, error, query};
 use redis::Connection;
 
 const COMMANDS: [&str; 13] = [
@@ -114,7 +114,7 @@ fn maxmemory_refuses_growth_and_not_lookups() {
     query::<String>(&mut con, &["CF.RESERVE", "f", "100"]).unwrap();
     query::<i64>(&mut con, &["CF.ADD", "f", "a"]).unwrap();
     // Far below what the server already uses: every deny-oom command is refused.
-    query::<String>(&mut con, &["CONFIG", "SET", "maxmemory", "1"]).unwrap();
+    config_set(&mut con, "maxmemory", "1").unwrap();
     for args in [
         &["CF.ADD", "f", "b"][..],
         &["CF.ADDNX", "f", "b"],
@@ -132,6 +132,6 @@ fn maxmemory_refuses_growth_and_not_lookups() {
     query::<Vec<redis::Value>>(&mut con, &["CF.INFO", "f"]).unwrap();
     // A delete frees nothing and allocates nothing: still allowed.
     assert_eq!(query::<i64>(&mut con, &["CF.DEL", "f", "a"]).unwrap(), 1);
-    query::<String>(&mut con, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
+    config_set(&mut con, "maxmemory", "0").unwrap();
     assert_eq!(query::<i64>(&mut con, &["CF.ADD", "f", "b"]).unwrap(), 1);
 }

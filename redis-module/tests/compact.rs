@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Server, count_found, digest, error, query, scandump};
+use common::{Server, config_set, count_found, digest, error, query, scandump};
 use redis::Connection;
 
 /// `compact` or `live`, from the last field of `CF.DEBUG`.
@@ -14,19 +14,6 @@ fn encoding(con: &mut Connection, key: &str) -> String {
     let line: String = query(con, &["CF.DEBUG", key]).unwrap();
     let field = line.rsplit(' ').next().unwrap();
     field.strip_prefix("encoding:").unwrap().to_string()
-}
-
-fn set_compact_max(con: &mut Connection, bytes: usize) {
-    query::<String>(
-        con,
-        &[
-            "CONFIG",
-            "SET",
-            "cuckoofilter.compact-max-bytes",
-            &bytes.to_string(),
-        ],
-    )
-    .unwrap();
 }
 
 fn items(range: std::ops::Range<usize>) -> Vec<String> {
@@ -59,14 +46,10 @@ fn write_all(con: &mut Connection, key: &str) {
 fn compact_and_live_keys_hold_the_same_table() {
     let server = Server::start("compact-same");
     let mut con = server.connection();
-    query::<String>(
-        &mut con,
-        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "8"],
-    )
-    .unwrap();
+    config_set(&mut con, "cuckoofilter.fingerprint-bits", "8").unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "c", "100"]).unwrap();
     write_all(&mut con, "c");
-    set_compact_max(&mut con, 0);
+    config_set(&mut con, "cuckoofilter.compact-max-bytes", "0").unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "l", "100"]).unwrap();
     write_all(&mut con, "l");
 
@@ -89,7 +72,7 @@ fn compact_and_live_keys_hold_the_same_table() {
     assert!(compact + 150 < live, "compact {compact} bytes, live {live}");
 
     // Past the limit the compact key becomes live at its next write, and loses nothing.
-    set_compact_max(&mut con, 512);
+    config_set(&mut con, "cuckoofilter.compact-max-bytes", "512").unwrap();
     let more = items(160..400);
     for key in ["c", "l"] {
         let mut pipe = redis::pipe();
@@ -158,14 +141,14 @@ fn a_compact_key_keeps_its_form_through_reload_copy_and_dump() {
     }
     // A copy or a reload takes the form the limit gives it: live under 0, and compact
     // again once the limit lets it be.
-    set_compact_max(&mut con, 0);
+    config_set(&mut con, "cuckoofilter.compact-max-bytes", "0").unwrap();
     assert_eq!(
         query::<i64>(&mut con, &["COPY", "k", "live copy"]).unwrap(),
         1
     );
     assert_eq!(encoding(&mut con, "live copy"), "live");
     assert_eq!(digest(&mut con, "live copy"), before);
-    set_compact_max(&mut con, 512);
+    config_set(&mut con, "cuckoofilter.compact-max-bytes", "512").unwrap();
     query::<String>(&mut con, &["DEBUG", "RELOAD"]).unwrap();
     assert_eq!(encoding(&mut con, "live copy"), "compact");
     assert_eq!(digest(&mut con, "live copy"), before);

@@ -11,7 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, count_found, digest, query};
+use common::{Server, config_set, count_found, digest, query};
 use redis::Connection;
 
 fn info_field(con: &mut Connection, section: &str, name: &str) -> f64 {
@@ -24,19 +24,15 @@ fn info_field(con: &mut Connection, section: &str, name: &str) -> f64 {
         .unwrap()
 }
 
-fn set(con: &mut Connection, name: &str, value: &str) -> redis::RedisResult<String> {
-    query(con, &["CONFIG", "SET", name, value])
-}
-
 #[test]
 fn active_defrag_moves_filters_and_keeps_every_item() {
     let server = Server::start("defrag");
     let mut con = server.connection();
-    if let Err(refusal) = set(&mut con, "activedefrag", "yes") {
+    if let Err(refusal) = config_set(&mut con, "activedefrag", "yes") {
         println!("skipped: this server cannot defragment: {refusal}");
         return;
     }
-    set(&mut con, "activedefrag", "no").unwrap();
+    config_set(&mut con, "activedefrag", "no").unwrap();
 
     // Many small filters, then most of them deleted: their values and tables leave
     // holes in jemalloc's small-size slabs around the ones that stay.
@@ -77,7 +73,7 @@ fn active_defrag_moves_filters_and_keeps_every_item() {
         ("active-defrag-cycle-max", "75"),
         ("activedefrag", "yes"),
     ] {
-        set(&mut con, name, value).unwrap();
+        config_set(&mut con, name, value).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     let after = loop {

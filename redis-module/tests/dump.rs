@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{Server, add_and_count, count_found, digest, error, query, scandump, scratch};
+use common::{
+    Server, add_and_count, config_set, count_found, digest, error, query, scandump, scratch,
+};
 use redis::Connection;
 
 fn loadchunk(
@@ -67,11 +69,7 @@ fn a_dump_from_one_server_loads_into_another() {
     )
     .unwrap();
     assert_eq!(add_and_count(&mut src, "eight", 3_000), 3_000);
-    query::<String>(
-        &mut src,
-        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "8"],
-    )
-    .unwrap();
+    config_set(&mut src, "cuckoofilter.fingerprint-bits", "8").unwrap();
     query::<String>(&mut src, &["CF.RESERVE", "narrow", "1000"]).unwrap();
     assert_eq!(add_and_count(&mut src, "narrow", 1_000), 1_000);
     // An empty filter has a dump too (its header and one chunk).

@@ -6,18 +6,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, error, query};
+use common::{Server, config_set, error, query};
 
 #[test]
 fn every_successful_write_is_notified_and_no_failed_one() {
     let server = Server::start("events");
     let mut con = server.connection();
     // K: keyspace channels; E: keyevent channels; d: module events.
-    query::<String>(
-        &mut con,
-        &["CONFIG", "SET", "notify-keyspace-events", "KEd"],
-    )
-    .unwrap();
+    config_set(&mut con, "notify-keyspace-events", "KEd").unwrap();
     let client = redis::Client::open(format!("redis://127.0.0.1:{}/", server.port)).unwrap();
     let mut subscriber = client.get_connection().unwrap();
     let mut pubsub = subscriber.as_pubsub();

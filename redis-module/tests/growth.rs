@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, count_found, query};
+use common::{Server, config_set, count_found, query};
 use redis::Connection;
 
 /// The peer module, if named.
@@ -65,11 +65,7 @@ fn cf_del_after_many_expansions_loses_nothing() {
     for bits in ["16", "8"] {
         let server = Server::start(&format!("deletes-{bits}"));
         let mut con = server.connection();
-        query::<String>(
-            &mut con,
-            &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", bits],
-        )
-        .unwrap();
+        config_set(&mut con, "cuckoofilter.fingerprint-bits", bits).unwrap();
         let (lost, filters) = items_lost_after_deletes(&mut con);
         println!("ours, {bits} bits: {lost} items lost, {filters} filters");
         assert!(filters >= 9, "{filters} filters: the key grew too little");
@@ -122,7 +118,7 @@ fn small_keys_cost_what_their_tables_hold() {
             ("compact-max-bytes", compact_max),
         ] {
             let name = format!("cuckoofilter.{name}");
-            query::<String>(&mut con, &["CONFIG", "SET", &name, value]).unwrap();
+            config_set(&mut con, &name, value).unwrap();
         }
         let bytes = bytes_per_small_key(&mut con);
         let form = if compact_max == "0" {

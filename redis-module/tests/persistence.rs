@@ -8,7 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    Server, add_and_count, count_found, digest, error, fill_until_refused, query, scratch,
+    Server, add_and_count, config_set, count_found, digest, error, fill_until_refused, query,
+    scratch,
 };
 use redis::{Connection, Value};
 
@@ -33,18 +34,10 @@ fn wait_until_done(con: &mut Connection, field: &str) {
 fn fill_every_kind(con: &mut Connection) -> Vec<(&'static str, String)> {
     query::<String>(con, &["CF.RESERVE", "four", "20000", "EXPANSION", "2"]).unwrap();
     query::<String>(con, &["CF.RESERVE", "eight", "5000", "BUCKETSIZE", "8"]).unwrap();
-    query::<String>(
-        con,
-        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "8"],
-    )
-    .unwrap();
+    config_set(con, "cuckoofilter.fingerprint-bits", "8").unwrap();
     query::<String>(con, &["CF.RESERVE", "small", "3000", "MAXITERATIONS", "7"]).unwrap();
     query::<String>(con, &["CF.RESERVE", "small8", "3000", "BUCKETSIZE", "8"]).unwrap();
-    query::<String>(
-        con,
-        &["CONFIG", "SET", "cuckoofilter.fingerprint-bits", "16"],
-    )
-    .unwrap();
+    config_set(con, "cuckoofilter.fingerprint-bits", "16").unwrap();
     query::<String>(con, &["CF.RESERVE", "empty", "100"]).unwrap();
     assert_eq!(add_and_count(con, "four", 50_000), 50_000);
     assert_eq!(add_and_count(con, "eight", 5_000), 5_000);

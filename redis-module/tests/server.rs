@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    Server, add_and_count, count_found, digest, error, fill_until_refused, query, scratch,
+    Server, add_and_count, config_set, count_found, digest, error, fill_until_refused, query,
+    scratch,
 };
 use redis::{Connection, Value};
 
@@ -409,11 +410,7 @@ fn configs_set_the_defaults_of_new_filters_only() {
         ("expansion", "4"),
         ("max-iterations", "100"),
     ] {
-        query::<String>(
-            &mut con,
-            &["CONFIG", "SET", &format!("cuckoofilter.{name}"), value],
-        )
-        .unwrap();
+        config_set(&mut con, &format!("cuckoofilter.{name}"), value).unwrap();
         assert_eq!(config(&mut con, name), value);
     }
     assert_eq!(
@@ -455,10 +452,7 @@ fn configs_set_the_defaults_of_new_filters_only() {
         ("default-capacity", "0"),
         ("dump-chunk-bytes", "10"),
     ] {
-        let refused = query::<String>(
-            &mut con,
-            &["CONFIG", "SET", &format!("cuckoofilter.{name}"), value],
-        );
+        let refused = config_set(&mut con, &format!("cuckoofilter.{name}"), value);
         assert!(refused.is_err(), "{name} {value} was accepted");
     }
     assert_eq!(config(&mut con, "fingerprint-bits"), "16");
@@ -488,11 +482,7 @@ fn the_growth_limit_refuses_only_inserts_that_do_not_fit() {
     // Grows until its limit: with doubling in place, a filter of 8 items may double
     // more often than any memory limit allows, so the limit (64 KiB here) is what
     // stops it, and the reply says so.
-    query::<String>(
-        &mut con,
-        &["CONFIG", "SET", "cuckoofilter.max-filter-bytes", "65536"],
-    )
-    .unwrap();
+    config_set(&mut con, "cuckoofilter.max-filter-bytes", "65536").unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "chain", "8"]).unwrap();
     let line: String = query(&mut con, &["CF.DEBUG", "chain"]).unwrap();
     let (added, refusal) = fill_until_refused(&mut con, "chain", 100_000);
@@ -747,11 +737,7 @@ fn the_per_filter_memory_limit_refuses_instead_of_allocating() {
 
     // A small limit: the first table (4,000 items: 8,424 bytes) fits, and with doubling
     // three sub-filters do (59 KB), a fourth would not.
-    query::<String>(
-        &mut con,
-        &["CONFIG", "SET", "cuckoofilter.max-filter-bytes", "65536"],
-    )
-    .unwrap();
+    config_set(&mut con, "cuckoofilter.max-filter-bytes", "65536").unwrap();
     query::<String>(&mut con, &["CF.RESERVE", "g", "4000", "EXPANSION", "2"]).unwrap();
     let line: String = query(&mut con, &["CF.DEBUG", "g"]).unwrap();
     assert!(line.contains(" max_filters:3 "), "{line}");

@@ -225,12 +225,11 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// checked them: each link but the last at era `link_doublings`, and each link's
     /// base as `sizes` says from the one before at that era.
     pub(crate) fn from_links(
-        tables: impl ExactSizeIterator<Item = ExpandTable<F, B>>,
+        mut tables: impl ExactSizeIterator<Item = ExpandTable<F, B>>,
         (link_doublings, sizes): (Era, LinkSizes),
         max_doublings: u32,
     ) -> Self {
         let count = tables.len();
-        let mut tables = tables;
         let first = tables.next().expect("a chain has a first link");
         let chain = Self {
             first_link: first,

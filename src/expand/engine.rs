@@ -48,7 +48,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
 use crate::stripe::{Access, Shared};
 use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Backoff, Lock, LockGuard, Ordering, fence};
-use crate::table::{Table, codes_in};
+use crate::table::Table;
 
 /// Optimistic attempts a lookup makes before it reads under the pair lock (as the core
 /// filter's).
@@ -351,6 +351,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// migration still under way; 0 at era 0).
     pub(crate) fn unsplit_stripes(&self) -> usize {
         self.control.unsplit.load(Ordering::Relaxed) as usize
+    }
+
+    /// Each stripe's count of stored codes at the current era, for tests.
+    #[cfg(test)]
+    fn stripe_counts(&self) -> Vec<usize> {
+        (0..self.word().stripes())
+            .map(|s| self.stripes().count(s))
+            .collect()
     }
 
     /// [`unsplit_stripes`](Self::unsplit_stripes) counted from the split bits, for the
@@ -1447,16 +1455,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .set_version(stripe, SPLIT, Ordering::Relaxed);
         }
         // Each stripe's count, word by word: segment `j` holds buckets from
-        // `buckets(j − 1)` (0 for segment 0) on, and a word belongs to one bucket's
-        // stripe (buckets that share a word share a stripe; a bucket of two words has
-        // one).
-        let words_per_bucket = (B * F::BITS as usize).div_ceil(64) as u64;
+        // `buckets(j − 1)` (0 for segment 0) on, and a word's codes all count to its
+        // first bucket's stripe (buckets that share a word share a stripe).
         let mut first_bucket = 0;
         for (j, segment) in table.tables().iter().enumerate() {
             for w in 0..segment.words() {
-                let codes = codes_in(segment.load_word(w), F::BITS);
+                let codes = Table::<F, B>::occupied_in_word(segment.load_word(w));
                 if codes != 0 {
-                    let bucket = first_bucket + w as u64 * Self::PER_WORD / words_per_bucket;
+                    let bucket = first_bucket + Table::<F, B>::first_bucket_in_word(w) as u64;
                     table
                         .stripes()
                         .add_count(table.stripe_of(bucket, word), codes as isize);
@@ -1606,6 +1612,32 @@ mod tests {
                     engine.unsplit_by_split_bits(),
                     "step {step}: the unsplit count against the split bits"
                 );
+                // Every stripe split by `codes` above: its words are a snapshot's.
+                let mut words = engine
+                    .tables()
+                    .iter()
+                    .flat_map(|t| (0..t.words()).map(|w| t.load_word(w)))
+                    .collect::<Vec<_>>()
+                    .into_iter();
+                let restored =
+                    ExpandTable::<F, B>::restore(base, stripes, max, engine.era(), &mut words)
+                        .unwrap();
+                // Each stripe counts the codes of the buckets it holds now (a live
+                // table's counts only sum right: a doubling leaves them where they were).
+                let mut by_bucket = vec![0; engine.stripe_counts().len()];
+                for index in 0..engine.buckets(engine.era()) {
+                    by_bucket[engine.stripe_of_now(index)] += engine
+                        .bucket(index)
+                        .iter()
+                        .filter(|&&code| code != 0)
+                        .count();
+                }
+                assert_eq!(
+                    restored.stripe_counts(),
+                    by_bucket,
+                    "step {step}: a restored table's count of each stripe"
+                );
+                assert_eq!(restored.len(), engine.len(), "step {step}");
             }
         }
         assert_eq!(engine.era(), model.era());

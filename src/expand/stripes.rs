@@ -146,6 +146,13 @@ impl<'a> GrowingStripes<'a> {
             })
     }
 
+    /// Stripe `s`'s count of stored codes, for tests.
+    #[cfg(test)]
+    pub(crate) fn count(self, s: usize) -> usize {
+        self.writer(s)
+            .map_or(0, |writer| writer.count.load(Ordering::Relaxed))
+    }
+
     /// Stripes at era 0 (a power of two).
     #[inline(always)]
     pub(crate) fn first(self) -> usize {

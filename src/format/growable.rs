@@ -48,7 +48,7 @@ use crate::expand::scheme::{Era, Scheme};
 use crate::fingerprint::GrowableFingerprint;
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
-use crate::table::codes_in;
+use crate::table::Table;
 
 /// Words sent per block: 64 KiB, as a single filter's snapshot.
 const BLOCK_WORDS: usize = 8 * 1024;
@@ -243,7 +243,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             emit(&fields)?;
             let mut codes = 0u64;
             for word in guard.words() {
-                codes += u64::from(codes_in(word, F::BITS));
+                codes += u64::from(Table::<F, B>::occupied_in_word(word));
                 block.extend_from_slice(&word.to_le_bytes());
                 if block.len() == block.capacity() {
                     emit(&block)?;

@@ -193,6 +193,11 @@ pub fn query<T: redis::FromRedisValue>(con: &mut Connection, args: &[&str]) -> R
     cmd.query(con)
 }
 
+/// `CONFIG SET name value` (a module config is `cuckoofilter.<name>`).
+pub fn config_set(con: &mut Connection, name: &str, value: &str) -> RedisResult<String> {
+    query(con, &["CONFIG", "SET", name, value])
+}
+
 /// The error text of a reply that must be an error.
 pub fn error(con: &mut Connection, args: &[&str]) -> String {
     match query::<Value>(con, args) {
