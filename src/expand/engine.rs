@@ -64,6 +64,10 @@ const MAX_SEARCHES: usize = 8;
 /// docs); doubling again would cost memory and free nothing.
 const MAX_DOUBLINGS_PER_INSERT: usize = 1;
 
+/// Rounds of searches (each up to [`MAX_SEARCHES`]) an insert makes while concurrent
+/// writers keep breaking its kick paths, before it treats the table as full.
+const MAX_CONTENDED_ROUNDS: usize = 8;
+
 /// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
 pub(crate) const fn max_moves(slots: usize) -> usize {
     if slots <= 4 { 5 } else { 3 }
@@ -214,6 +218,9 @@ enum Growth {
 enum NoRoom {
     /// No path within the bounds at this era.
     Full,
+    /// Every search found a path that concurrent writers broke before the key could
+    /// use it: the table has room, others are taking it.
+    Contended,
     /// The era changed meanwhile.
     Stale,
     /// As [`Placement::Superseded`].
@@ -863,6 +870,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let sides = self.sides(key);
         self.prefetch_sides(sides);
         let mut doublings = 0;
+        let mut contended = 0;
+        let backoff = Backoff::new();
         loop {
             let ready = self.ready::<A>(sides);
             let no_room = match self.place::<A>(&ready, unique, current) {
@@ -879,7 +888,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             match no_room {
                 NoRoom::Stale => continue,
                 NoRoom::Superseded => return None,
-                NoRoom::Full => {
+                // Not a full table: searched again after the others' moves, a bounded
+                // number of times (a table under half full reported `Full` after eight
+                // broken searches, and a filter that could grow refused a key).
+                NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {
+                    contended += 1;
+                    backoff.snooze();
+                }
+                NoRoom::Full | NoRoom::Contended => {
                     // Another thread may have grown the table since this search began:
                     // look again at the new era. (Measured against the new capacity, the
                     // old era's load reads as under half full, and the insert was refused
@@ -971,7 +987,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 Placement::OnlyCopies | Placement::Full => continue,
             }
         }
-        Err(NoRoom::Full)
+        // Each search that found no path returned above: these were all broken.
+        Err(NoRoom::Contended)
     }
 
     /// Counts an insert that moved `moves` codes to make room. Beside the era word that
