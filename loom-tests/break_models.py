@@ -303,6 +303,13 @@ MUTATIONS = {
         """                let odd = bumped(version.load(Ordering::Relaxed));
                 self.stripes().set_version(stripe, odd, Ordering::Relaxed);""",
     ),
+    "r": (
+        "doubling::insert_searches_again_after_a_broken_kick_path",
+        "an insert whose kick searches concurrent writers broke takes the table for full",
+        "src/expand/engine.rs",
+        """                NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {""",
+        """                NoRoom::Contended if false => {""",
+    ),
     "q": (
         "doubling::unique_inserts_race_a_new_link",
         "a unique insert places into the link it chose after a newer link started",

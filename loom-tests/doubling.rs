@@ -20,8 +20,11 @@
 //!     era word while the doubling still holds every stripe (each one odd, not yet
 //!     marked unsplit) must not take its stripes for split, or it stores X's era-2 code
 //!     where the stripe's split later overwrites it and lookups read the era before.
+//! (r) An insert of X whose buckets are full races a plain insert of Y that takes the
+//!     slot X's kick path ends at: X's search is broken, and X must search again rather
+//!     than report the table full (here it may not double, so a `Full` would be final).
 
-use super::explore;
+use super::{explore, explore_with};
 use concurrent_cuckoo_filter::DoublingTable;
 use loom::sync::Arc;
 use loom::thread;
@@ -216,4 +219,65 @@ fn unique_inserts_race_a_new_link() {
         assert_eq!(table.count_hash(k), 1, "K stored twice: {inserted:?}");
         assert_eq!(inserted.iter().filter(|&&i| i).count(), 1, "{inserted:?}");
     });
+}
+
+#[test]
+fn insert_searches_again_after_a_broken_kick_path() {
+    // The setup's eight inserts take more steps than loom's default bound.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 20_000;
+    explore_with(
+        "(r) insert searches again after a broken kick path",
+        builder,
+        || {
+            // 4 buckets that never double: side-1 buckets are 0 and 1, side-2 ones 2 and 3.
+            let table = Table::new(4, 2, 0);
+            let x = find(|_, _, _| true);
+            let [(own, _), (other, _)] = table.places(x);
+            let spare = 5 - other; // the side-2 bucket that is not X's
+            let with_buckets = |first: u64, second: u64, skip: &[u64]| {
+                (1u64..)
+                    .map(|k| k.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+                    .find(|&hash| {
+                        let [(a, _), (b, _)] = table.places(hash);
+                        (a, b) == (first, second) && !skip.contains(&hash)
+                    })
+                    .expect("a hash")
+            };
+            // K goes to X's first bucket (a tie goes to the first); then seven keys of X's
+            // pair fill both of X's buckets. K's code is the only one that can move out, to
+            // the empty spare bucket: X's kick path is that one move.
+            let k = with_buckets(own, spare, &[x]);
+            table.insert_hash(k).expect("setup: K fits");
+            let mut taken = vec![x, k];
+            for _ in 0..7 {
+                let filler = with_buckets(own, other, &taken);
+                table.insert_hash(filler).expect("setup: a filler fits");
+                taken.push(filler);
+            }
+            assert_eq!(table.len(), 8, "setup: X's two buckets are full");
+            // Y's first bucket is full too: Y goes to the spare bucket's first free slot,
+            // the one X's path ends at.
+            let y = with_buckets(own, spare, &taken);
+            let table = Arc::new(table);
+            let breaker = {
+                let table = Arc::clone(&table);
+                thread::spawn(move || table.insert_hash(y).expect("Y fits"))
+            };
+            let kicker = {
+                let table = Arc::clone(&table);
+                thread::spawn(move || {
+                    table
+                        .insert_hash(x)
+                        .expect("X refused: its path was broken")
+                })
+            };
+            breaker.join().unwrap();
+            kicker.join().unwrap();
+            for key in taken.iter().chain([&y]) {
+                assert!(table.contains_hash(*key), "a key went missing");
+            }
+            assert_eq!(table.len(), 10);
+        },
+    );
 }

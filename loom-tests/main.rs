@@ -79,10 +79,20 @@ fn used(filter: &Filter, bucket: usize) -> usize {
 
 /// Runs `model` under loom and prints the number of executions explored.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
+    explore_with(name, loom::model::Builder::new(), model);
+}
+
+/// [`explore`] with a model builder of the caller's (a model whose setup takes more
+/// steps than loom allows by default).
+fn explore_with(
+    name: &str,
+    builder: loom::model::Builder,
+    model: impl Fn() + Sync + Send + 'static,
+) {
     // One counter per model (not a static), so models run in parallel count their own.
     let counter = std::sync::Arc::new(AtomicUsize::new(0));
     let count = std::sync::Arc::clone(&counter);
-    loom::model(move || {
+    builder.check(move || {
         count.fetch_add(1, Ordering::Relaxed);
         model();
     });

@@ -55,8 +55,9 @@ use crate::table::Table;
 const OPTIMISTIC_ATTEMPTS: usize = 8;
 
 /// Searches (each followed by its moves) before an insert gives up on a table: a search
-/// repeats only when a concurrent writer broke its path or took the freed slot.
-const MAX_SEARCHES: usize = 8;
+/// repeats only when a concurrent writer broke its path or took the freed slot. One
+/// under loom, so that a single broken path makes a contended round (model (r)).
+const MAX_SEARCHES: usize = if cfg!(cuckoo_loom) { 1 } else { 8 };
 
 /// Doublings one insert may cause. A doubling that did not make room for a key is one
 /// whose buckets are full of codes that no doubling tells apart (more than `2b` keys

@@ -237,8 +237,9 @@
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
 //!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
 //!   a lookup that reads a plain insert made after a split (n), an insert racing a
-//!   doubling (p), and two unique inserts of one key racing a link's start (q), each
-//!   with a mutation in `break_models.py`.
+//!   doubling (p), two unique inserts of one key racing a link's start (q), and an
+//!   insert whose kick path another insert breaks, which must search again rather than
+//!   take the table for full (r), each with a mutation in `break_models.py`.
 //!
 //! The public type is `growable.rs`'s `GrowableCuckooFilter`; its snapshots are
 //! `format/growable.rs`. Measured: see BENCHMARKS.md, "Growth in place".
