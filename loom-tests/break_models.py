@@ -261,9 +261,9 @@ MUTATIONS = {
         "doubling::lookup_races_a_doubling",
         "a lookup validates its stamps but not the era word",
         "src/expand/engine.rs",
-        """                | ((stamps[0] | stamps[1]) & 1)
-                | (self.control.era.load(Ordering::Relaxed) ^ word.0);""",
-        """                | ((stamps[0] | stamps[1]) & 1);""",
+        """            | ((stamps[0] | stamps[1]) & 1)
+            | (self.control.era.load(Ordering::Relaxed) ^ word.0);""",
+        """            | ((stamps[0] | stamps[1]) & 1);""",
     ),
     "m2": (
         "doubling::lookup_races_a_doubling",

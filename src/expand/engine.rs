@@ -623,58 +623,90 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let views = [self.view(sides[0], era), self.view(sides[1], era)];
             return probe(&self.load_pair(&views), &views);
         }
+        // The first attempt in line and without a loop: almost every read ends there,
+        // and the retries' state no longer weighs on its registers.
+        match self.attempt::<A, R>(sides, &probe, false) {
+            Some(answer) => answer,
+            None => self.read_again::<A, R>(sides, &probe),
+        }
+    }
+
+    /// The reads after a first attempt that did not validate, or that met a stripe not
+    /// split yet (only while a doubling's splits are under way).
+    #[cold]
+    #[inline(never)]
+    fn read_again<A: Access, R>(
+        &self,
+        sides: [Side; 2],
+        probe: &impl Fn(&Pair, &[View; 2]) -> R,
+    ) -> R {
         let backoff = Backoff::new();
         for _ in 0..OPTIMISTIC_ATTEMPTS {
-            let word = self.word();
-            let era = word.era();
-            // Written out rather than with `array::map`, which measured 20 instructions
-            // a lookup more.
-            let views = [self.view(sides[0], era), self.view(sides[1], era)];
-            let stripes = [
-                self.stripe_of(self.index(views[0].spot), word),
-                self.stripe_of(self.index(views[1].spot), word),
-            ];
-            let (Some(first), Some(second)) = (
-                self.stripes().version(stripes[0]),
-                self.stripes().version(stripes[1]),
-            ) else {
-                break; // unreachable: an era is published after its stripes
-            };
-            let stamps = [
-                first.load(Ordering::Acquire),
-                second.load(Ordering::Acquire),
-            ];
-            // The buckets' addresses do not wait for the stamps: a stripe not split yet
-            // is rare (only while a doubling's splits are under way), and read again.
-            let mut answer = probe(&self.load_pair(&views), &views);
-            if stamps[0] & stamps[1] & SPLIT == 0 {
-                let parent = |k: usize| {
-                    if stamps[k] & SPLIT != 0 || era == 0 {
-                        views[k]
-                    } else {
-                        self.view(sides[k], era - 1)
-                    }
-                };
-                let views = [parent(0), parent(1)];
-                answer = probe(&self.load_pair(&views), &views);
-            }
-            if !A::SHARED {
-                // No write can overlap: the stamps only said which stripes are split.
-                return answer;
-            }
-            // Orders the bucket loads before the re-reads (the core filter's seqlock).
-            fence(Ordering::Acquire);
-            // Combined without short-circuits: one well-predicted branch.
-            let changed = (first.load(Ordering::Relaxed) ^ stamps[0])
-                | (second.load(Ordering::Relaxed) ^ stamps[1])
-                | ((stamps[0] | stamps[1]) & 1)
-                | (self.control.era.load(Ordering::Relaxed) ^ word.0);
-            if changed == 0 {
+            if let Some(answer) = self.attempt::<A, R>(sides, probe, true) {
                 return answer;
             }
             backoff.snooze();
         }
         self.read_locked(sides, probe)
+    }
+
+    /// One optimistic read of both buckets at the current era: `probe`'s answer if the
+    /// read validated, `None` to read again. A stripe not split yet is read at the era
+    /// before if `parents`, else the attempt gives up.
+    #[inline(always)]
+    fn attempt<A: Access, R>(
+        &self,
+        sides: [Side; 2],
+        probe: &impl Fn(&Pair, &[View; 2]) -> R,
+        parents: bool,
+    ) -> Option<R> {
+        let word = self.word();
+        let era = word.era();
+        // Written out rather than with `array::map`, which measured 20 instructions a
+        // lookup more.
+        let views = [self.view(sides[0], era), self.view(sides[1], era)];
+        let stripes = [
+            self.stripe_of(self.index(views[0].spot), word),
+            self.stripe_of(self.index(views[1].spot), word),
+        ];
+        // Unreachable `None`: an era is published after its stripes.
+        let (first, second) = (
+            self.stripes().version(stripes[0])?,
+            self.stripes().version(stripes[1])?,
+        );
+        let stamps = [
+            first.load(Ordering::Acquire),
+            second.load(Ordering::Acquire),
+        ];
+        // The buckets' addresses do not wait for the stamps: a stripe not split yet is
+        // rare (only while a doubling's splits are under way), and read again.
+        let mut answer = probe(&self.load_pair(&views), &views);
+        if stamps[0] & stamps[1] & SPLIT == 0 {
+            if !parents {
+                return None;
+            }
+            let parent = |k: usize| {
+                if stamps[k] & SPLIT != 0 || era == 0 {
+                    views[k]
+                } else {
+                    self.view(sides[k], era - 1)
+                }
+            };
+            let views = [parent(0), parent(1)];
+            answer = probe(&self.load_pair(&views), &views);
+        }
+        if !A::SHARED {
+            // No write can overlap: the stamps only said which stripes are split.
+            return Some(answer);
+        }
+        // Orders the bucket loads before the re-reads (the core filter's seqlock).
+        fence(Ordering::Acquire);
+        // Combined without short-circuits: one well-predicted branch.
+        let changed = (first.load(Ordering::Relaxed) ^ stamps[0])
+            | (second.load(Ordering::Relaxed) ^ stamps[1])
+            | ((stamps[0] | stamps[1]) & 1)
+            | (self.control.era.load(Ordering::Relaxed) ^ word.0);
+        (changed == 0).then_some(answer)
     }
 
     /// The fallback of [`read`](Self::read): under both stripes' locks, no split, move
