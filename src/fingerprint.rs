@@ -39,7 +39,49 @@ impl SlotMask {
     pub(crate) fn first(self) -> Option<usize> {
         (self.0 != 0).then(|| self.0.trailing_zeros() as usize)
     }
+
+    /// Where an insert goes, given the empty slots of a bucket pair of `slots`-slot
+    /// buckets (the first bucket's in the low `slots` bits): the side (0, 1) of the
+    /// bucket with more empty slots (the first on a tie) and its lowest empty slot. The
+    /// set must not be empty.
+    ///
+    /// Every insert path places by this one rule. At 4 slots it is one load from a
+    /// table of the 256 patterns, where two popcounts (no `popcnt` instruction in the
+    /// baseline x86_64 target) and a compare took about 15 instructions.
+    #[inline]
+    pub(crate) fn emptier(self, slots: usize) -> (usize, usize) {
+        debug_assert!(self.any());
+        if slots == 4 {
+            let place = EMPTIER_OF_4[self.0 as usize & 0xFF];
+            return (usize::from(place >> 2), usize::from(place & 3));
+        }
+        emptier_of(self.0, slots)
+    }
 }
+
+/// [`SlotMask::emptier`] worked out: `(side, slot)`.
+const fn emptier_of(empty: u32, slots: usize) -> (usize, usize) {
+    let first = empty & ((1 << slots) - 1);
+    let second = empty >> slots;
+    if first.count_ones() >= second.count_ones() {
+        (0, first.trailing_zeros() as usize)
+    } else {
+        (1, second.trailing_zeros() as usize)
+    }
+}
+
+/// [`emptier_of`] for every pattern of two 4-slot buckets, packed as `side << 2 | slot`
+/// (pattern 0, no empty slot, is never asked for and left 0).
+const EMPTIER_OF_4: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut pattern = 1;
+    while pattern < 256 {
+        let (side, slot) = emptier_of(pattern as u32, 4);
+        table[pattern] = (side << 2 | slot) as u8;
+        pattern += 1;
+    }
+    table
+};
 
 mod sealed {
     pub trait Sealed {}
@@ -371,6 +413,28 @@ pub(crate) fn pair_holds<F: Fingerprint>(pair: &Pair, fp: u64, slots: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The placement rule, slot by slot: more empty slots wins, the first bucket on a
+    /// tie, its lowest empty slot.
+    #[test]
+    fn emptier_places_in_the_emptier_bucket_first_on_a_tie() {
+        for slots in [2usize, 4, 8] {
+            for pattern in 1..1u32 << (2 * slots) {
+                let empty_in = |side: usize| -> Vec<usize> {
+                    (0..slots)
+                        .filter(|&k| pattern >> (side * slots + k) & 1 == 1)
+                        .collect()
+                };
+                let side = usize::from(empty_in(1).len() > empty_in(0).len());
+                let slot = empty_in(side)[0];
+                assert_eq!(
+                    SlotMask(pattern).emptier(slots),
+                    (side, slot),
+                    "{slots} slots, empty slots {pattern:#b}"
+                );
+            }
+        }
+    }
 
     /// A pair of random buckets in which some slots hold `fp` and some are empty.
     fn random_pair(rng: &mut fastrand::Rng, bits: u32, slots: usize, fp: u64) -> Pair {

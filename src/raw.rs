@@ -398,13 +398,8 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// when an insert needs a kick.
     #[inline]
     pub(crate) fn emptier_bucket(c: Candidates, empty: SlotMask) -> (usize, usize) {
-        let first = empty.0 & ((1 << B) - 1);
-        let second = empty.0 >> B;
-        if first.count_ones() >= second.count_ones() {
-            (c.i1, first.trailing_zeros() as usize)
-        } else {
-            (c.i2, second.trailing_zeros() as usize)
-        }
+        let (side, slot) = empty.emptier(B);
+        ([c.i1, c.i2][side], slot)
     }
 
     /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has

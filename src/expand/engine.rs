@@ -974,17 +974,15 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         if unique && copies().any() {
             return Placement::AlreadyPresent;
         }
-        let empty = match_pair::<F>(&pair, 0, B).0;
-        if empty == 0 {
+        let empty = match_pair::<F>(&pair, 0, B);
+        if !empty.any() {
             return if copies().count() == 2 * B {
                 Placement::OnlyCopies
             } else {
                 Placement::Full
             };
         }
-        let (first, second) = (empty & ((1 << B) - 1), empty >> B);
-        let side = usize::from(first.count_ones() < second.count_ones());
-        let slot = [first, second][side].trailing_zeros() as usize;
+        let (side, slot) = empty.emptier(B);
         let view = ready.views[side];
         self.set_slot(self.index(view.spot), slot, view.query);
         self.stripes().add_count(ready.stripes[side], 1);
