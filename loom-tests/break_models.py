@@ -330,7 +330,7 @@ MUTATIONS = {
         "doubling::lookup_reads_a_plain_insert_after_a_split",
         "a plain insert stores its word with Relaxed (no release for a lookup that reads it)",
         "src/expand/engine.rs",
-        """        self.set_slot(self.index(view.spot), slot, view.query);""",
+        """        self.set_slot_at(view.spot, slot, view.query);""",
         """        self.set_slot_in_window(self.index(view.spot), slot, view.query);""",
     ),
     "o": (

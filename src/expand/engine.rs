@@ -847,7 +847,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// insert left it after the split (the key gone to the child) and still validates
     /// its stamp from before the split.
     fn set_slot(&self, index: u64, slot: usize, code: u64) {
-        if let Some((table, offset)) = self.table_at(self.spot_of(index)) {
+        self.set_slot_at(self.spot_of(index), slot, code);
+    }
+
+    /// [`set_slot`](Self::set_slot) of the bucket at `spot`.
+    #[inline(always)]
+    fn set_slot_at(&self, spot: Spot, slot: usize, code: u64) {
+        if let Some((table, offset)) = self.table_at(spot) {
             table.set_slot(offset as usize, slot, code);
         }
     }
@@ -956,6 +962,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Puts the key's code into the emptier of its two buckets (the first on a tie, its
     /// first free slot), under the pair lock.
+    #[inline(always)]
     fn place<A: Access>(
         &self,
         ready: &Ready,
@@ -984,7 +991,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
         let (side, slot) = empty.emptier(B);
         let view = ready.views[side];
-        self.set_slot(self.index(view.spot), slot, view.query);
+        self.set_slot_at(view.spot, slot, view.query);
         self.stripes().add_count(ready.stripes[side], 1);
         Placement::Inserted
     }
