@@ -172,14 +172,40 @@ struct Move {
 }
 
 /// A bucket the kick search reached, and how: the code in slot `slot` of the parent
-/// node's bucket would move here. Roots have parent [`ROOT`]. 16 bytes, as the core
-/// filter's search node, so the inline part of a [`Tree`] takes 512 bytes.
-#[derive(Clone, Copy, Debug, Default)]
-struct Node {
-    bucket: u64,
+/// node's bucket would move here. Roots have parent [`ROOT`]. The bucket's segment and
+/// offset are found once, when it is reached, for its check and its expansion (a
+/// segment never moves). 24 bytes (a table stays within 2^32 buckets), so the inline
+/// part of a [`Tree`] takes 768.
+struct Node<'t, T> {
+    table: &'t T,
+    /// The bucket's spot: `base + N0 · descendant` is its index.
+    base: u32,
+    descendant: u32,
+    offset: u32,
     parent: u16,
     slot: u8,
     depth: u8,
+}
+
+impl<T> Clone for Node<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Node<'_, T> {}
+
+impl<F: Fingerprint, const B: usize> Node<'_, Table<F, B>> {
+    fn spot(self) -> Spot {
+        Spot {
+            base: u64::from(self.base),
+            descendant: u64::from(self.descendant),
+        }
+    }
+
+    fn codes(self) -> [u64; B] {
+        self.table.load_bucket(self.offset as usize)
+    }
 }
 
 /// The parent of a root node.
@@ -202,7 +228,7 @@ const _: () = assert!(max_nodes(4) < ROOT as usize && max_nodes(8) < ROOT as usi
 
 /// The search tree, in breadth-first order: kept on the stack up to 32 nodes, as the
 /// core filter's (`kick.rs`, which measured a heap list per kick at 3–14% of an insert).
-type Tree = SmallVec<[Node; 32]>;
+type Tree<'t, T> = SmallVec<[Node<'t, T>; 32]>;
 
 /// What a call to grow the table did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -870,11 +896,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .map_or(0, |(table, offset)| table.slot(offset as usize, slot))
     }
 
-    /// Starts fetching bucket `index` into the cache (a hint).
-    fn prefetch_bucket(&self, index: u64) {
-        self.prefetch_spot(self.spot_of(index));
-    }
-
     fn bucket(&self, index: u64) -> [u64; B] {
         self.table_at(self.spot_of(index))
             .map_or([0; B], |(table, offset)| table.load_bucket(offset as usize))
@@ -1045,20 +1066,21 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// one of the key's buckets was freed by that many moves (or was free: 0);
     /// `Ok(None)`: a concurrent writer broke the path, search again. The search only
     /// reads, so `Err` changed nothing.
-    fn make_room<A: Access>(&self, ready: &Ready, nodes: &mut Tree) -> Result<Option<u32>, NoRoom> {
+    fn make_room<'t, A: Access>(
+        &'t self,
+        ready: &Ready,
+        nodes: &mut Tree<'t, Table<F, B>>,
+    ) -> Result<Option<u32>, NoRoom> {
         let era = ready.word.era();
         nodes.clear();
         for view in ready.views {
-            nodes.push(Node {
-                bucket: self.index(view.spot),
-                parent: ROOT,
-                slot: 0,
-                depth: 0,
-            });
+            // Unreachable `None`: an era is published after its segments.
+            let root = self.node(view.spot, ROOT, 0, 0).ok_or(NoRoom::Stale)?;
+            nodes.push(root);
         }
         for root in nodes.iter() {
-            self.readable::<A>(root.bucket, ready)?;
-            if self.bucket(root.bucket).contains(&0) {
+            self.readable::<A>(self.index(root.spot()), ready)?;
+            if root.codes().contains(&0) {
                 return Ok(Some(0));
             }
         }
@@ -1072,30 +1094,29 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             if node.depth == limit {
                 continue;
             }
-            let codes = self.bucket(node.bucket);
+            let codes = node.codes();
             let first_child = nodes.len();
             for (slot, &code) in codes.iter().enumerate() {
                 // Read without a lock: a slot emptied or rewritten meanwhile has no
                 // partner to go to at this era (and the path is checked under locks).
-                let Some(partner) = self.partner(node.bucket, code, era) else {
+                let Some(spot) = self.partner_spot(node.spot(), code, era) else {
+                    continue;
+                };
+                // Both fit: fewer than `max_nodes(B)` nodes, and `B` slots.
+                let parent = (next - 1) as u16;
+                let Some(child) = self.node(spot, parent, slot as u8, node.depth + 1) else {
                     continue;
                 };
                 // Fetch every child before checking the first, so their misses overlap
                 // (the core filter's search does the same).
-                self.prefetch_bucket(partner.bucket);
-                // Both fit: fewer than `max_nodes(B)` nodes, and `B` slots.
-                nodes.push(Node {
-                    bucket: partner.bucket,
-                    parent: (next - 1) as u16,
-                    slot: slot as u8,
-                    depth: node.depth + 1,
-                });
+                child.table.prefetch_bucket(child.offset as usize);
+                nodes.push(child);
             }
             // In the order pushed: the path found is the one a check at each push finds.
             for child in first_child..nodes.len() {
-                let bucket = nodes[child].bucket;
-                self.readable::<A>(bucket, ready)?;
-                if self.bucket(bucket).contains(&0) {
+                let node = nodes[child];
+                self.readable::<A>(self.index(node.spot()), ready)?;
+                if node.codes().contains(&0) {
                     break 'search child;
                 }
             }
@@ -1106,11 +1127,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let mut to_slot = None;
         while nodes[node].parent != ROOT {
             let (to, parent, from_slot) = (
-                nodes[node].bucket,
+                self.index(nodes[node].spot()),
                 usize::from(nodes[node].parent),
                 usize::from(nodes[node].slot),
             );
-            let from = nodes[parent].bucket;
+            let from = self.index(nodes[parent].spot());
             let code = self.slot(from, from_slot);
             let to_slot_now = match to_slot {
                 Some(slot) => slot,
@@ -1137,6 +1158,34 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             node = parent;
         }
         Ok(Some(moves))
+    }
+
+    /// The search node of the bucket at `spot`; `None` if its segment is not published
+    /// (never at an era the search read).
+    #[inline(always)]
+    fn node(&self, spot: Spot, parent: u16, slot: u8, depth: u8) -> Option<Node<'_, Table<F, B>>> {
+        let (table, offset) = self.table_at(spot)?;
+        Some(Node {
+            table,
+            base: spot.base as u32,
+            descendant: spot.descendant as u32,
+            offset: offset as u32,
+            parent,
+            slot,
+            depth,
+        })
+    }
+
+    /// The bucket [`partner`](Self::partner) sends `code` at `spot` to, as a spot.
+    #[inline(always)]
+    fn partner_spot(&self, spot: Spot, code: u64, era: Era) -> Option<Spot> {
+        let code = code as u32;
+        Self::knows_first_block(code, era).then(|| {
+            let ((base, descendant), _) =
+                self.scheme()
+                    .partner_spot_at((spot.base, spot.descendant), code, era);
+            Spot { base, descendant }
+        })
     }
 
     /// Where `code` in bucket `index` goes at `era`, if it can be a code of that era:
@@ -1170,7 +1219,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// was not split. `Err(Stale)` if the era changed.
     fn readable<A: Access>(&self, index: u64, ready: &Ready) -> Result<(), NoRoom> {
         let stripe = self.stripe_of(index, ready.word);
-        if !self.is_split(stripe) {
+        if !self.settled::<A>() && !self.is_split(stripe) {
             self.split_stripe::<A>(stripe);
         }
         if self.word() != ready.word {

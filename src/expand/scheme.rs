@@ -293,13 +293,29 @@ impl Scheme {
     /// (see [`base_and_descendant`](Self::base_and_descendant)).
     #[inline(always)]
     pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> Place {
+        let ((base, descendant), code) = self.partner_spot_at(spot, code, era);
+        Place {
+            bucket: base + self.base * descendant,
+            code,
+        }
+    }
+
+    /// [`partner_at`](Self::partner_at) as the partner's spot (base bucket and
+    /// descendant, `bucket = base + N0 · descendant`) and code.
+    #[inline(always)]
+    pub(crate) fn partner_spot_at(
+        &self,
+        spot: (u64, u64),
+        code: u32,
+        era: Era,
+    ) -> ((u64, u64), u32) {
         let (base_bucket, stream, len) = self.known_stream(spot, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
         let (other_base, other_stream) = self.mirror(base_bucket, stream);
-        Place {
-            bucket: self.bucket(other_base, other_stream, era),
-            code: self.code(other_stream, era, len),
-        }
+        (
+            (other_base, u64::from(other_stream & low_bits(era))),
+            self.code(other_stream, era, len),
+        )
     }
 
     /// What stored `code` becomes when the table doubles from `era` to `era + 1`: its
