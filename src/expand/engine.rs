@@ -1216,7 +1216,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// Makes bucket `index` readable as `ready`'s era: splits its stripe first if it
-    /// was not split. `Err(Stale)` if the era changed.
+    /// was not split (with exclusive access on a settled table every stripe is, and
+    /// the split bit is not read). `Err(Stale)` if the era changed.
     fn readable<A: Access>(&self, index: u64, ready: &Ready) -> Result<(), NoRoom> {
         let stripe = self.stripe_of(index, ready.word);
         if !self.settled::<A>() && !self.is_split(stripe) {
