@@ -41,7 +41,7 @@ use std::collections::TryReserveError;
 
 use smallvec::SmallVec;
 
-use super::scheme::{Era, Key, Place, Scheme, Split};
+use super::scheme::{Era, Key, Scheme, Split};
 use super::segments::{LaterSegments, Segments, position};
 use super::stripes::{GrowingStripes, SPLIT, StripeSegment, bumped, target_stripes};
 use crate::error::InsertError;
@@ -896,6 +896,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .map_or(0, |(table, offset)| table.slot(offset as usize, slot))
     }
 
+    /// Bucket `index`'s codes, for tests (the kick search reads through its nodes).
+    #[cfg(test)]
     fn bucket(&self, index: u64) -> [u64; B] {
         self.table_at(self.spot_of(index))
             .map_or([0; B], |(table, offset)| table.load_bucket(offset as usize))
@@ -1099,7 +1101,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             for (slot, &code) in codes.iter().enumerate() {
                 // Read without a lock: a slot emptied or rewritten meanwhile has no
                 // partner to go to at this era (and the path is checked under locks).
-                let Some(spot) = self.partner_spot(node.spot(), code, era) else {
+                let Some((spot, _)) = self.partner(node.spot(), code, era) else {
                     continue;
                 };
                 // Both fit: fewer than `max_nodes(B)` nodes, and `B` slots.
@@ -1127,29 +1129,32 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let mut to_slot = None;
         while nodes[node].parent != ROOT {
             let (to, parent, from_slot) = (
-                self.index(nodes[node].spot()),
+                nodes[node],
                 usize::from(nodes[node].parent),
                 usize::from(nodes[node].slot),
             );
-            let from = self.index(nodes[parent].spot());
-            let code = self.slot(from, from_slot);
+            let from = nodes[parent];
+            let code = from.table.slot(from.offset as usize, from_slot);
             let to_slot_now = match to_slot {
                 Some(slot) => slot,
-                None => match self.bucket(to).iter().position(|&c| c == 0) {
+                None => match to.codes().iter().position(|&c| c == 0) {
                     Some(slot) => slot,
                     None => return Ok(None),
                 },
             };
-            let Some(partner) = self.partner(from, code, era).filter(|p| p.bucket == to) else {
+            let Some((_, to_code)) = self
+                .partner(from.spot(), code, era)
+                .filter(|&(spot, _)| spot == to.spot())
+            else {
                 return Ok(None);
             };
             let step = Move {
-                from,
+                from: self.index(from.spot()),
                 from_slot,
                 code,
-                to,
+                to: self.index(to.spot()),
                 to_slot: to_slot_now,
-                to_code: u64::from(partner.code),
+                to_code: u64::from(to_code),
             };
             if !self.apply::<A>(ready, step) {
                 return Ok(None);
@@ -1176,27 +1181,17 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         })
     }
 
-    /// The bucket [`partner`](Self::partner) sends `code` at `spot` to, as a spot.
+    /// Where `code` in the bucket at `spot` goes at `era`, and its code there, if it can
+    /// be a code of that era: not empty, and knowing the first block (a code read
+    /// without a lock while a later era began may not).
     #[inline(always)]
-    fn partner_spot(&self, spot: Spot, code: u64, era: Era) -> Option<Spot> {
+    fn partner(&self, spot: Spot, code: u64, era: Era) -> Option<(Spot, u32)> {
         let code = code as u32;
         Self::knows_first_block(code, era).then(|| {
-            let ((base, descendant), _) =
+            let ((base, descendant), code) =
                 self.scheme()
-                    .partner_spot_at((spot.base, spot.descendant), code, era);
-            Spot { base, descendant }
-        })
-    }
-
-    /// Where `code` in bucket `index` goes at `era`, if it can be a code of that era:
-    /// not empty, and knowing the first block (a code read without a lock while a later
-    /// era began may not).
-    fn partner(&self, index: u64, code: u64, era: Era) -> Option<Place> {
-        let code = code as u32;
-        let spot = self.spot_of(index);
-        Self::knows_first_block(code, era).then(|| {
-            self.scheme()
-                .partner_at((spot.base, spot.descendant), code, era)
+                    .partner_at((spot.base, spot.descendant), code, era);
+            (Spot { base, descendant }, code)
         })
     }
 

@@ -286,29 +286,19 @@ impl Scheme {
     /// moves it, and the code it has there.
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn partner(&self, bucket: u64, code: u32, era: Era) -> Place {
-        self.partner_at(self.base_and_descendant(bucket), code, era)
-    }
-
-    /// [`partner`](Self::partner) of a bucket given as its base bucket and descendant
-    /// (see [`base_and_descendant`](Self::base_and_descendant)).
-    #[inline(always)]
-    pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> Place {
-        let ((base, descendant), code) = self.partner_spot_at(spot, code, era);
+        let ((base, descendant), code) =
+            self.partner_at(self.base_and_descendant(bucket), code, era);
         Place {
             bucket: base + self.base * descendant,
             code,
         }
     }
 
-    /// [`partner_at`](Self::partner_at) as the partner's spot (base bucket and
-    /// descendant, `bucket = base + N0 · descendant`) and code.
+    /// [`partner`](Self::partner) of a bucket given as its base bucket and descendant
+    /// (see [`base_and_descendant`](Self::base_and_descendant)), answered the same way:
+    /// the partner's base bucket and descendant, and its code.
     #[inline(always)]
-    pub(crate) fn partner_spot_at(
-        &self,
-        spot: (u64, u64),
-        code: u32,
-        era: Era,
-    ) -> ((u64, u64), u32) {
+    pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> ((u64, u64), u32) {
         let (base_bucket, stream, len) = self.known_stream(spot, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
         let (other_base, other_stream) = self.mirror(base_bucket, stream);
