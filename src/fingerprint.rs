@@ -134,6 +134,14 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     fn match_pair_each(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
 }
 
+/// Whether a comparison's result has any lane set. A compare sets every bit of a lane
+/// that matches, so any of its bytes tells: testing the whole byte mask saves the mask
+/// `wide`'s 16-bit `any` applies to keep one byte a lane (an `and` on every lookup).
+#[inline]
+fn any_byte(hits: u8x16) -> bool {
+    hits.any()
+}
+
 /// `code` repeated in every `bits`-bit lane of a word.
 #[inline]
 fn lanes_of(code: u64, bits: u32) -> u64 {
@@ -252,10 +260,11 @@ impl Fingerprint for u16 {
     fn pair_holds(pair: &Pair, fp: u64, slots: usize) -> bool {
         if slots == 4 {
             let lanes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
-            lanes.simd_eq(u16x8::splat(fp as u16)).any()
+            any_byte(bytemuck::cast(lanes.simd_eq(u16x8::splat(fp as u16))))
         } else {
             let lanes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
-            lanes.simd_eq(u16x16::splat(fp as u16)).any()
+            let hits: [u8x16; 2] = bytemuck::cast(lanes.simd_eq(u16x16::splat(fp as u16)));
+            any_byte(hits[0] | hits[1])
         }
     }
 

@@ -99,7 +99,10 @@ impl Indexer {
             2 * ((fp * self.half) >> F::BITS) + 1
         };
         let t = bucket as u64 + offset; // in 1..2N-1
-        (if t <= n { n - t } else { 2 * n - t }) as usize
+        // `N − t`, and `N` more where that went below 0: the subtraction's borrow picks
+        // the correction, so no compare of its own is on the lookup's critical path.
+        let (alt, wrapped) = n.overflowing_sub(t);
+        (if wrapped { alt.wrapping_add(n) } else { alt }) as usize
     }
 }
 
