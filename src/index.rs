@@ -98,10 +98,11 @@ impl Indexer {
         } else {
             2 * ((fp * self.half) >> F::BITS) + 1
         };
-        let t = bucket as u64 + offset; // in 1..2N-1
-        // `N − t`, and `N` more where that went below 0: the subtraction's borrow picks
-        // the correction, so no compare of its own is on the lookup's critical path.
-        let (alt, wrapped) = n.overflowing_sub(t);
+        // `(N − i − r) mod N` as `(N − i) − r`, and `N` more where that went below 0:
+        // `N − i` is ready as soon as the first bucket is, before the offset (a multiply
+        // later), and the subtraction's borrow picks the correction, so only a subtract
+        // and a select follow the offset on the lookup's critical path.
+        let (alt, wrapped) = (n - bucket as u64).overflowing_sub(offset);
         (if wrapped { alt.wrapping_add(n) } else { alt }) as usize
     }
 }
