@@ -82,7 +82,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
 
-    /// Peers to run, comma-separated, or "all". `ours` always runs: ratios are against it.
+    /// Peers to run, comma-separated, or "all" (every peer but `ours-owned-fold`, which runs
+    /// only when named). `ours` always runs: ratios are against it.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub peers: Vec<String>,
 

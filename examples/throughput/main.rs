@@ -32,7 +32,7 @@ use std::time::Instant;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::peers::{CATALOG, PeerDef, Sizing};
+use crate::peers::{CATALOG, NAMED_ONLY, PeerDef, Sizing};
 use crate::report::{Doc, JsonSink, percent};
 use crate::tables::{print_headline, print_mixed, print_reference, thousands};
 
@@ -229,20 +229,23 @@ fn plot_notes(args: &cli::Args, sys: &system::System) -> Vec<String> {
 /// `ours` first (ratios are against it), then the requested peers in catalog order.
 fn select_peers(names: &[String]) -> Result<Vec<&'static PeerDef>, String> {
     let all = names.iter().any(|n| n == "all");
+    let known = || CATALOG.iter().chain(NAMED_ONLY);
     for n in names {
-        if n != "all" && !CATALOG.iter().any(|p| p.name == n) {
-            let known: Vec<&str> = CATALOG.iter().map(|p| p.name).collect();
+        if n != "all" && !known().any(|p| p.name == n) {
+            let known: Vec<&str> = known().map(|p| p.name).collect();
             return Err(format!(
                 "unknown peer {n:?}; known: all, {}",
                 known.join(", ")
             ));
         }
     }
+    let named = |p: &PeerDef| names.iter().any(|n| n == p.name);
     Ok(CATALOG
         .iter()
         .enumerate()
-        .filter(|(i, p)| *i == 0 || all || names.iter().any(|n| n == p.name))
+        .filter(|(i, p)| *i == 0 || all || named(p))
         .map(|(_, p)| p)
+        .chain(NAMED_ONLY.iter().filter(|p| named(p)))
         .collect())
 }
 

@@ -333,14 +333,20 @@ pub struct PeerDef {
     pub build: fn(&Sizing) -> Box<dyn Filter>,
 }
 
-/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`, `ours-owned`): a false
+/// Whether `name` is one of this crate's own rows (`ours`, `ours-batch`, `ours-owned`, ...): a false
 /// negative from any of them fails the run.
 pub fn is_ours(name: &str) -> bool {
     // `ours-growable` too: its removes never cost another key (the chain of sub-filters
     // it replaced could, and was left out here).
-    [ours::DEF, ours::BATCHED, ours::OWNED, ours_growable::DEF]
-        .iter()
-        .any(|peer| peer.name == name)
+    [
+        ours::DEF,
+        ours::BATCHED,
+        ours::OWNED,
+        ours::OWNED_FOLD,
+        ours_growable::DEF,
+    ]
+    .iter()
+    .any(|peer| peer.name == name)
 }
 
 /// Every peer, in table order. `ours` must stay first: the others' ratios are against it.
@@ -361,6 +367,10 @@ pub const CATALOG: &[PeerDef] = &[
     sbbf::DEF,
     xorf::DEF,
 ];
+
+/// Peers that run only when named: they measure a part of ours (see each one's `about`),
+/// not a filter a user would pick.
+pub const NAMED_ONLY: &[PeerDef] = &[ours::OWNED_FOLD];
 
 /// Builds our filter once to learn its exact memory use, which fixes the "same bits/item"
 /// sizing for the Bloom peers.

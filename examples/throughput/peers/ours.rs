@@ -1,8 +1,10 @@
 //! This crate's filter, in any of its six layouts (fingerprint 8/16/32 bits × 4/8 slots),
 //! inserting and looking keys up one by one (`ours`) or in batches with `insert_many` and
-//! `contains_many` (`ours-batch`), or one by one through `exclusive()` (`ours-owned`).
+//! `contains_many` (`ours-batch`), or one by one through `exclusive()` (`ours-owned`,
+//! and `ours-owned-fold`, which hashes with one multiply instead of the default's two).
 
 use std::cell::RefCell;
+use std::hash::{BuildHasher, Hasher};
 
 use concurrent_cuckoo_filter::CuckooFilter;
 
@@ -28,8 +30,50 @@ pub const BATCHED: PeerDef = PeerDef {
 pub const OWNED: PeerDef = PeerDef {
     name: "ours-owned",
     about: "ours, every insert, remove and lookup through exclusive() (no lock, no version check), as a host that owns its filter calls it; single-threaded",
-    build: build_owned,
+    build: |s| build_owned(s, concurrent_cuckoo_filter::DefaultHashBuilder::new()),
 };
+
+/// Run only when named (never by `all`): it measures what the default hash costs, not a
+/// configuration the crate offers.
+pub const OWNED_FOLD: PeerDef = PeerDef {
+    name: "ours-owned-fold",
+    about: "ours-owned hashing each key with one folded multiply (OneFold, in this file) instead of the stable default hasher's two, as the C++ reference hashes with one multiply-add: what the default hash costs a lookup",
+    build: |s| build_owned(s, OneFold),
+};
+
+/// A one-multiply hasher for `ours-owned-fold`: `fold(seed ^ word, K)` for each 8-byte
+/// word written, where `fold` xors the halves of the 128-bit product. It is the default
+/// hasher's absorbing step without its final fold. It promises no stability and is no
+/// hasher for stored filters; it is here to measure that final fold.
+#[derive(Clone, Copy, Default)]
+struct OneFold;
+
+struct OneFoldHasher(u64);
+
+impl BuildHasher for OneFold {
+    type Hasher = OneFoldHasher;
+    fn build_hasher(&self) -> OneFoldHasher {
+        OneFoldHasher(0x243F_6A88_85A3_08D3)
+    }
+}
+
+impl Hasher for OneFoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for word in bytes.chunks(8) {
+            let mut padded = [0; 8];
+            padded[..word.len()].copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(padded));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, word: u64) {
+        let product = u128::from(self.0 ^ word) * 0x9E37_79B9_7F4A_7C15;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
 
 /// Wraps one monomorphization. The impls are stamped out per layout by a macro rather than
 /// written generically, so this file depends only on the crate's public constructors, not on
@@ -109,7 +153,7 @@ macro_rules! layouts {
         )*
 
         $(
-            impl Filter for Owned<CuckooFilter<$fp, $slots>> {
+            impl<S: BuildHasher> Filter for Owned<CuckooFilter<$fp, $slots, S>> {
                 fn caps(&self) -> Caps {
                     Caps::BATCH_VARIANT
                 }
@@ -141,7 +185,7 @@ macro_rules! layouts {
             }
         )*
 
-        fn build_owned(s: &Sizing) -> Box<dyn Filter> {
+        fn build_owned<S: BuildHasher + Clone + 'static>(s: &Sizing, hasher: S) -> Box<dyn Filter> {
             match (s.fp_bits, s.slots) {
                 $(
                     (fp, $slots) if fp == <$fp>::BITS => Box::new(Owned(RefCell::new(
@@ -149,6 +193,7 @@ macro_rules! layouts {
                             .fingerprint::<$fp>()
                             .slots::<$slots>()
                             .buckets(buckets(s))
+                            .hasher(hasher.clone())
                             .build()
                             .expect("the layout and size were validated by the CLI"),
                     ))),
