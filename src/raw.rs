@@ -399,7 +399,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     #[inline]
     pub(crate) fn emptier_bucket(c: Candidates, empty: SlotMask) -> (usize, usize) {
         let (side, slot) = empty.emptier(B);
-        ([c.i1, c.i2][side], slot)
+        // A select, not an index into `[i1, i2]`: that array went through the stack, a
+        // store and a load on the insert's path.
+        (if side == 0 { c.i1 } else { c.i2 }, slot)
     }
 
     /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has

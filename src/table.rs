@@ -288,6 +288,22 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         ((((word & low) + low) | word) & top).count_ones()
     }
 
+    /// Slots that hold a fingerprint in `before` and are empty in `after`, two states of
+    /// one word. The occupied lanes' top bits (as in
+    /// [`occupied_in_word`](Self::occupied_in_word)) that are lost are moved to their
+    /// lanes' low bits, and one multiply adds the lanes up into the top lane (at most 8
+    /// of them, so the sum fits): a count without two software popcounts (the baseline
+    /// x86_64 target has no `popcnt`), for a sweep that empties a quarter of the table.
+    #[inline]
+    pub(crate) fn emptied_in_word(before: u64, after: u64) -> u32 {
+        let top = Self::LANE_TOP_BITS;
+        let low = !top;
+        let occupied = |word: u64| (((word & low) + low) | word) & top;
+        let emptied = (occupied(before) & !occupied(after)) >> (F::BITS - 1);
+        let lane_ones = top >> (F::BITS - 1);
+        (emptied.wrapping_mul(lane_ones) >> (64 - F::BITS)) as u32
+    }
+
     /// The top bit of every fingerprint lane of a word.
     const LANE_TOP_BITS: u64 = {
         let mut bits = 0u64;
@@ -311,6 +327,49 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 mod tests {
     use super::*;
     use crate::fingerprint::match_pair_scalar;
+
+    #[test]
+    fn emptied_in_word_counts_the_slots_emptied() {
+        fn check<F: Fingerprint>(emptied: fn(u64, u64) -> u32) {
+            let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS));
+            let lanes = 64 / F::BITS;
+            let mask = u64::MAX >> (64 - F::BITS);
+            for _ in 0..20_000 {
+                // Lanes empty, with a lone low or top bit, or random; then some emptied.
+                let mut before = 0;
+                for lane in 0..lanes {
+                    let slot = match rng.u8(..4) {
+                        0 => 0,
+                        1 => 1,
+                        2 => 1 << (F::BITS - 1),
+                        _ => rng.u64(..) & mask,
+                    };
+                    before |= slot << (lane * F::BITS);
+                }
+                let mut after = before;
+                for lane in 0..lanes {
+                    if rng.bool() {
+                        after &= !(mask << (lane * F::BITS));
+                    }
+                }
+                let naive = (0..lanes)
+                    .filter(|k| {
+                        (before >> (k * F::BITS)) & mask != 0
+                            && (after >> (k * F::BITS)) & mask == 0
+                    })
+                    .count() as u32;
+                assert_eq!(
+                    emptied(before, after),
+                    naive,
+                    "{before:#018x} -> {after:#018x} at {} bits",
+                    F::BITS
+                );
+            }
+        }
+        check::<u8>(Table::<u8, 4>::emptied_in_word);
+        check::<u16>(Table::<u16, 4>::emptied_in_word);
+        check::<u32>(Table::<u32, 4>::emptied_in_word);
+    }
 
     #[test]
     fn occupied_in_word_counts_the_non_empty_slots() {

@@ -77,10 +77,8 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     tags: Tags,
     /// Inserts per generation.
     generation_len: usize,
-    /// Slides so far; the current generation's tag is `epoch % generations`. Changed only
-    /// by a slide, under every stripe lock, so a writer reads it under its own lock. A
-    /// count rather than the tag, so that a slide asked for by a writer that stalled
-    /// while the window went round can tell that it is stale.
+    /// An [`Epoch`]: the slides so far and the current generation's tag. Changed only by
+    /// a slide, under every stripe lock, so a writer reads it under its own lock.
     epoch: AtomicU64,
     /// Keys the current generation holds: inserts into it less its keys forgotten since;
     /// changed under a stripe lock and reset by a slide. On its own line, out of the
@@ -89,6 +87,36 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     filled: Box<CachePadded<AtomicUsize>>,
     early_slides: AtomicU64,
 }
+
+/// The window's position: the slides so far, and the current generation's tag (the
+/// slides modulo the generations) in its low bits. A count, not just the tag, so that a
+/// slide asked for by a writer that stalled while the window went round can tell that
+/// it is stale; the tag kept beside it, so that a writer finds it without a division.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Epoch(u64);
+
+impl Epoch {
+    /// Bits of the tag: room for `MAX_GENERATIONS` tags.
+    const TAG_BITS: u32 = 4;
+
+    fn slides(self) -> u64 {
+        self.0 >> Self::TAG_BITS
+    }
+
+    /// The current generation's tag.
+    #[inline]
+    fn generation(self) -> u64 {
+        self.0 & ((1 << Self::TAG_BITS) - 1)
+    }
+
+    /// The epoch after one more slide, with `generations` generations.
+    fn next(self, generations: usize) -> Self {
+        let slides = self.slides() + 1;
+        Self((slides << Self::TAG_BITS) | (slides % generations as u64))
+    }
+}
+
+const _: () = assert!(tags::MAX_GENERATIONS <= 1 << Epoch::TAG_BITS);
 
 /// What a writer found and did under its pair lock.
 enum Step {
@@ -262,7 +290,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         self.raw.table.set_slot(bucket, slot, 0);
         guard.count_removed(self.raw.stripe_of(bucket));
         // The epoch is stable under the pair lock, as in `write`.
-        if tag == self.generation(self.epoch.load(Ordering::Relaxed)) {
+        if tag == self.epoch().generation() {
             let _ = self
                 .filled
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
@@ -270,10 +298,10 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         true
     }
 
-    /// The tag of the generation current at `epoch`.
+    /// The window's position now (stable while any stripe lock is held).
     #[inline]
-    fn generation(&self, epoch: u64) -> u64 {
-        epoch % self.tags.generations() as u64
+    fn epoch(&self) -> Epoch {
+        Epoch(self.epoch.load(Ordering::Relaxed))
     }
 
     /// Stores `c` in the current generation (or, found and `Forget`, forgets it), making
@@ -288,8 +316,8 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             let (step, epoch, generation_full) = {
                 let guard = self.raw.lock_candidates(c);
                 // Stable while any stripe lock is held: a slide holds them all.
-                let epoch = self.epoch.load(Ordering::Relaxed);
-                let step = self.write_locked(&guard, c, self.generation(epoch), on_hit);
+                let epoch = self.epoch();
+                let step = self.write_locked(&guard, c, epoch.generation(), on_hit);
                 let counted = matches!(step, Step::Refreshed | Step::Stored);
                 let generation_full = counted
                     && self.filled.fetch_add(1, Ordering::Relaxed) + 1 >= self.generation_len;
@@ -355,12 +383,13 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// already moved on from epoch `seen`. Holds every stripe lock for one sweep of the
     /// table.
     #[cold]
-    fn slide(&self, seen: u64, early: bool) {
+    fn slide(&self, seen: Epoch, early: bool) {
         let all = self.raw.stripes.lock_all();
-        if self.epoch.load(Ordering::Relaxed) != seen {
+        if self.epoch() != seen {
             return;
         }
-        let next = self.generation(seen + 1);
+        let next_epoch = seen.next(self.tags.generations());
+        let next = next_epoch.generation();
         let mut removed = vec![0usize; self.raw.stripes.len()];
         for index in 0..self.raw.table.words() {
             let word = self.raw.table.load_word(index);
@@ -371,9 +400,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
                     .raw
                     .stripes
                     .of_word(Table::<F, SLOTS>::bucket_word_of(index));
-                removed[stripe] += (Table::<F, SLOTS>::occupied_in_word(word)
-                    - Table::<F, SLOTS>::occupied_in_word(kept))
-                    as usize;
+                removed[stripe] += Table::<F, SLOTS>::emptied_in_word(word, kept) as usize;
             }
         }
         for (stripe, &count) in removed.iter().enumerate() {
@@ -382,7 +409,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             }
         }
         self.filled.store(0, Ordering::Relaxed);
-        self.epoch.store(seen + 1, Ordering::Relaxed);
+        self.epoch.store(next_epoch.0, Ordering::Relaxed);
         if early {
             self.early_slides.fetch_add(1, Ordering::Relaxed);
         }
@@ -442,7 +469,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             window: self.window(),
             generations: self.generations(),
             current_generation_len: self.filled.load(Ordering::Relaxed),
-            slides: self.epoch.load(Ordering::Relaxed),
+            slides: self.epoch().slides(),
             early_slides: self.early_slides.load(Ordering::Relaxed),
         }
     }
