@@ -278,30 +278,33 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         index / Self::WORDS_PER_BUCKET * Self::WORDS_PER_BUCKET
     }
 
-    /// Occupied (non-zero) slots in a table word. Adding each lane's low bits to all-ones
-    /// low bits carries into the lane's top bit exactly when they are not all zero, and
-    /// never across lanes; or-ing in the word itself covers the top bit.
+    /// Occupied (non-zero) slots in a table word.
     #[inline]
     pub(crate) fn occupied_in_word(word: u64) -> u32 {
-        let top = Self::LANE_TOP_BITS;
-        let low = !top;
-        ((((word & low) + low) | word) & top).count_ones()
+        Self::occupied_lanes(word).count_ones()
     }
 
     /// Slots that hold a fingerprint in `before` and are empty in `after`, two states of
-    /// one word. The occupied lanes' top bits (as in
-    /// [`occupied_in_word`](Self::occupied_in_word)) that are lost are moved to their
-    /// lanes' low bits, and one multiply adds the lanes up into the top lane (at most 8
-    /// of them, so the sum fits): a count without two software popcounts (the baseline
-    /// x86_64 target has no `popcnt`), for a sweep that empties a quarter of the table.
+    /// one word. The lost lanes' top bits are moved to their lanes' low bits, and one
+    /// multiply adds the lanes up into the top lane (at most 8 of them, so the sum
+    /// fits): a count without two software popcounts (the baseline x86_64 target has no
+    /// `popcnt`), for a sweep that empties a quarter of the table.
     #[inline]
     pub(crate) fn emptied_in_word(before: u64, after: u64) -> u32 {
+        let lost = Self::occupied_lanes(before) & !Self::occupied_lanes(after);
+        let lane_ones = Self::LANE_TOP_BITS >> (F::BITS - 1);
+        ((lost >> (F::BITS - 1)).wrapping_mul(lane_ones) >> (64 - F::BITS)) as u32
+    }
+
+    /// The top bit of each occupied (non-zero) lane of a word. Adding each lane's low
+    /// bits to all-ones low bits carries into the lane's top bit exactly when they are
+    /// not all zero, and never across lanes; or-ing in the word itself covers the top
+    /// bit.
+    #[inline]
+    fn occupied_lanes(word: u64) -> u64 {
         let top = Self::LANE_TOP_BITS;
         let low = !top;
-        let occupied = |word: u64| (((word & low) + low) | word) & top;
-        let emptied = (occupied(before) & !occupied(after)) >> (F::BITS - 1);
-        let lane_ones = top >> (F::BITS - 1);
-        (emptied.wrapping_mul(lane_ones) >> (64 - F::BITS)) as u32
+        (((word & low) + low) | word) & top
     }
 
     /// The top bit of every fingerprint lane of a word.

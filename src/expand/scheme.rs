@@ -289,7 +289,8 @@ impl Scheme {
         let ((base, descendant), code) =
             self.partner_at(self.base_and_descendant(bucket), code, era);
         Place {
-            bucket: base + self.base * descendant,
+            // The descendant is below 2^era, so its stream is itself.
+            bucket: self.bucket(base, descendant as u32, era),
             code,
         }
     }

@@ -45,7 +45,7 @@ pub const OWNED_FOLD: PeerDef = PeerDef {
 /// word written, where `fold` xors the halves of the 128-bit product. It is the default
 /// hasher's absorbing step without its final fold. It promises no stability and is no
 /// hasher for stored filters; it is here to measure that final fold.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct OneFold;
 
 struct OneFoldHasher(u64);
@@ -185,7 +185,7 @@ macro_rules! layouts {
             }
         )*
 
-        fn build_owned<S: BuildHasher + Clone + 'static>(s: &Sizing, hasher: S) -> Box<dyn Filter> {
+        fn build_owned<S: BuildHasher + 'static>(s: &Sizing, hasher: S) -> Box<dyn Filter> {
             match (s.fp_bits, s.slots) {
                 $(
                     (fp, $slots) if fp == <$fp>::BITS => Box::new(Owned(RefCell::new(
@@ -193,7 +193,7 @@ macro_rules! layouts {
                             .fingerprint::<$fp>()
                             .slots::<$slots>()
                             .buckets(buckets(s))
-                            .hasher(hasher.clone())
+                            .hasher(hasher)
                             .build()
                             .expect("the layout and size were validated by the CLI"),
                     ))),
