@@ -30,10 +30,10 @@ MUTATIONS = {
         "lookup_during_kick_move_of_its_key",
         "kick move without the seqlock window, clearing the old slot before writing the new",
         "src/kick.rs",
-        """        guard.while_moving(|| {""",
-        """        // Broken: no seqlock window, and the old slot is cleared first.
-        self.table.set_slot_in_window(step.from, step.from_slot, 0);
-        ({""",
+        """    guard.while_moving(L::GROWS, || {""",
+        """    // Broken: no seqlock window, and the old slot is cleared first.
+    layout.set_slot_in_window(era, step.from, step.from_slot, 0);
+    ({""",
     ),
     "a2": (
         "lookup_during_kick_move_of_its_key",
@@ -55,8 +55,12 @@ MUTATIONS = {
         "mover drops the release fence between the odd stamp and the rewritten words",
         "src/stripe.rs",
         """        fence(Ordering::Release);
-        rewrite();""",
-        """        rewrite();""",
+        rewrite();
+        for &s in stripes {
+            let v = versions[s].load(Ordering::Relaxed);""",
+        """        rewrite();
+        for &s in stripes {
+            let v = versions[s].load(Ordering::Relaxed);""",
     ),
     "b": (
         "two_inserts_into_one_bucket_pair",
@@ -75,15 +79,15 @@ MUTATIONS = {
     "c": (
         "two_insert_unique_of_one_key",
         "insert_unique checks presence before taking the pair lock (check, then insert)",
-        "src/raw.rs",
-        """        let pair = self.table.load_pair(c.i1, c.i2);
-        let empty = match_pair::<F>(&pair, 0, B);""",
-        """        if unique && self.contains_at(c) {
-            return Ok(false);
+        "src/engine.rs",
+        """        let pair = layout.load_pair(era, &c);
+        let empty = match_pair::<L::F>(&pair, 0, B);""",
+        """        if unique && L::holds(&layout.load_pair(era, &c), &c) {
+            return Some(Ok(false));
         }
         let unique = false;
-        let pair = self.table.load_pair(c.i1, c.i2);
-        let empty = match_pair::<F>(&pair, 0, B);""",
+        let pair = layout.load_pair(era, &c);
+        let empty = match_pair::<L::F>(&pair, 0, B);""",
     ),
     "d": (
         "remove_during_lookup_of_a_neighbour",
@@ -99,7 +103,7 @@ MUTATIONS = {
         "kick_path_invalidated_by_concurrent_writer",
         "kick move does not re-check that the target slot is still empty",
         "src/kick.rs",
-        """            || self.table.slot(step.to, step.to_slot) != 0""",
+        """            || layout.slot(era, step.to, step.to_slot) != 0""",
         """            || false""",
     ),
     "f": (
@@ -115,14 +119,12 @@ MUTATIONS = {
     "g": (
         "remove_during_kick_move_of_its_key",
         "remove clears the slot it saw the key in without re-checking it under the lock",
-        "src/raw.rs",
-        """            if self.replace_in_bucket(access, bucket, c.fp, 0) {""",
-        """            let slot = hit % B;
-            let _ = access;
-            let stripe = self.stripe_of(bucket);
-            let guard = self.stripes.lock_pair(stripe, stripe);
-            self.table.set_slot_in_window(bucket, slot, 0);
-            guard.count_removed(self.stripe_of(bucket));
+        "src/engine.rs",
+        """            if let Ok(true) = replace_in_bucket(layout, access, era, bucket, stripe, code, 0) {""",
+        """            let _ = (access, code);
+            let guard = layout.stripes(era).lock_pair(stripe, stripe);
+            layout.set_slot_in_window(era, bucket, hit % B, 0);
+            guard.count_removed(stripe);
             if true {""",
     ),
     "h": (
@@ -167,8 +169,8 @@ MUTATIONS = {
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",
         "kick moves ignore a running snapshot (no gate)",
         "src/kick.rs",
-        """            if !guard.moves_paused() {""",
-        """            if true {""",
+        """        if !guard.moves_paused() {""",
+        """        if true {""",
     ),
     "t2": (
         "tests/format.rs::every_bit_flip_is_an_error",
@@ -229,95 +231,82 @@ MUTATIONS = {
         "doubling::lookup_races_a_stripe_split",
         "a stripe's split rewrites its buckets outside its seqlock window (marking it split after)",
         "src/expand/engine.rs",
-        """        self.stripes().while_writing::<A>(&[stripe], true, || {
-            let mut word_index = stripe as u64;
-            while word_index * Self::PER_WORD < parents {
+        """        record.stripes.split_window::<A>(&[stripe], || {
+            let mut word = stripe as u64;
+            while word * Self::PER_WORD < parents {
                 for k in 0..Self::PER_WORD {
-                    voids += self.split_bucket(word_index * Self::PER_WORD + k, era - 1);
+                    voids += self.split_bucket(record, word * Self::PER_WORD + k);
                 }
-                word_index += stride;
+                word += stride;
             }
         });""",
-        """        let mut word_index = stripe as u64;
-        while word_index * Self::PER_WORD < parents {
+        """        let mut word = stripe as u64;
+        while word * Self::PER_WORD < parents {
             for k in 0..Self::PER_WORD {
-                voids += self.split_bucket(word_index * Self::PER_WORD + k, era - 1);
+                voids += self.split_bucket(record, word * Self::PER_WORD + k);
             }
-            word_index += stride;
+            word += stride;
         }
-        self.stripes().while_writing::<A>(&[stripe], true, || {});""",
+        record.stripes.split_window::<A>(&[stripe], || {});""",
     ),
     "l": (
         "doubling::insert_splits_the_stripe_it_needs",
         "a writer uses a stripe without splitting it first",
         "src/expand/engine.rs",
-        """                    if !self.is_split(stripe) {
-                        self.split_stripe::<A>(stripe);
-                        split = false;
-                    }""",
-        """                    let _ = (stripe, &mut split);""",
+        """            if !record.stripes.is_split(stripe) {
+                self.split_stripe::<A>(record, stripe);
+                // A split may have found a newer era: locate again.
+                ready = Err(Stale);
+            }""",
+        """            let _ = (stripe, &mut ready);""",
     ),
     "m": (
         "doubling::lookup_races_a_doubling",
-        "a lookup validates its stamps but not the era word",
-        "src/expand/engine.rs",
-        """            | ((stamps[0] | stamps[1]) & 1)
-            | (self.control.era.load(Ordering::Relaxed) ^ word.0);""",
-        """            | ((stamps[0] | stamps[1]) & 1);""",
+        "a lookup validates its stamps but not that its era is still current",
+        "src/engine.rs",
+        """    if split && (!A::SHARED || (stripes.validate(s1, s2, stamp) && layout.era_unchanged(era))) {""",
+        """    if split && (!A::SHARED || stripes.validate(s1, s2, stamp)) {""",
     ),
     "m2": (
-        "doubling::lookup_races_a_doubling",
-        "a doubling marks its stripes unsplit before it publishes the new era word",
+        "tests/growable.rs::doublings_in_a_row_split_what_no_writer_touched",
+        "a doubling publishes the next era before every stripe of this one is split",
         "src/expand/engine.rs",
         """        for stripe in 0..stripes {
-            if let Some(version) = self.stripes().version(stripe) {
-                let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
-                self.stripes().set_version(stripe, odd, Ordering::Relaxed);
-            }
-        }
-        self.control
-            .era
-            .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);
-        for stripe in 0..stripes {
-            if let Some(version) = self.stripes().version(stripe) {
-                let even = bumped(version.load(Ordering::Relaxed));
-                self.stripes().set_version(stripe, even, Ordering::Release);
-            }
+            self.split_stripe::<A>(record, stripe);
         }""",
-        """        for stripe in 0..stripes {
-            if let Some(version) = self.stripes().version(stripe) {
-                let even = bumped(bumped(version.load(Ordering::Relaxed))) & !SPLIT;
-                self.stripes().set_version(stripe, even, Ordering::Relaxed);
-            }
-        }
-        self.control
-            .era
-            .store(EraWord::new(era + 1, next_stripes).0, Ordering::Release);""",
+        """        let _ = stripes;""",
     ),
     "p": (
         "doubling::insert_races_a_doubling",
-        "a doubling's odd stamp keeps the split bit while the new era word goes out",
+        "a doubling's new era starts with its stripes marked split",
         "src/expand/engine.rs",
-        """                let odd = bumped(version.load(Ordering::Relaxed)) & !SPLIT;
-                self.stripes().set_version(stripe, odd, Ordering::Relaxed);""",
-        """                let odd = bumped(version.load(Ordering::Relaxed));
-                self.stripes().set_version(stripe, odd, Ordering::Relaxed);""",
+        """            Stripes::for_era(next_stripes, false),""",
+        """            Stripes::for_era(next_stripes, true),""",
+    ),
+    "p2": (
+        "doubling::insert_races_a_doubling",
+        "a plain insert stores under its stripe lock without checking that its era is current",
+        "src/engine.rs",
+        """    if L::GROWS && !layout.era_unchanged(era) {
+        return Err(Stale);
+    }""",
+        """    let _ = era;""",
     ),
     "r": (
         "doubling::insert_searches_again_after_a_broken_kick_path",
         "an insert whose kick searches concurrent writers broke takes the table for full",
-        "src/expand/engine.rs",
-        """                NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {""",
-        """                NoRoom::Contended if false => {""",
+        "src/kick.rs",
+        """            NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {""",
+        """            NoRoom::Contended if false => {""",
     ),
     "q": (
         "doubling::unique_inserts_race_a_new_link",
         "a unique insert places into the link it chose after a newer link started",
-        "src/expand/engine.rs",
-        """        if unique && !current() {
-            return Placement::Superseded;
-        }""",
-        """        let _ = current;""",
+        "src/engine.rs",
+        """    if unique && !current() {
+        return Placement::Superseded;
+    }""",
+        """    let _ = current;""",
     ),
     "q2": (
         "doubling::unique_inserts_race_a_new_link",
@@ -328,26 +317,26 @@ MUTATIONS = {
     ),
     "n": (
         "doubling::lookup_reads_a_plain_insert_after_a_split",
-        "a plain insert stores its word with Relaxed (no release for a lookup that reads it)",
+        "a growing table's plain insert stores its word with Relaxed (no release for a lookup that reads it)",
         "src/expand/engine.rs",
-        """        self.set_slot_at(view.spot, slot, view.query);""",
-        """        self.set_slot_in_window(self.index(view.spot), slot, view.query);""",
+        """        Table::<F, B>::group_store(words, sub, slot, code, Ordering::Release);""",
+        """        Table::<F, B>::group_store(words, sub, slot, code, Ordering::Relaxed);""",
     ),
     "o": (
         "lookup_reads_a_plain_remove_after_a_kick_move",
         "a plain remove stores its word with Relaxed (no release for a lookup that reads it)",
-        "src/raw.rs",
-        """        self.table.set_slot(bucket, slot, new);""",
-        """        self.table.set_slot_in_window(bucket, slot, new);""",
+        "src/engine.rs",
+        """    layout.set_slot(era, bucket, slot, new);""",
+        """    layout.set_slot_in_window(era, bucket, slot, new);""",
     ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
         "a kick move made with exclusive access skips its stores",
         "src/stripe.rs",
-        """    fn while_moving(&self, rewrite: impl FnOnce()) {
+        """    fn while_moving(&self, _keep_split: bool, rewrite: impl FnOnce()) {
         rewrite();
     }""",
-        """    fn while_moving(&self, rewrite: impl FnOnce()) {
+        """    fn while_moving(&self, _keep_split: bool, rewrite: impl FnOnce()) {
         let _ = rewrite;
     }""",
     ),
@@ -355,15 +344,15 @@ MUTATIONS = {
         "tests/growable.rs::removes_never_cost_another_key_through_ten_doublings_at_8_bits",
         "a remove takes the shortest matching code, not the longest",
         "src/expand/engine.rs",
-        """                .max_by_key(|&(len, _, _)| len);""",
-        """                .min_by_key(|&(len, _, _)| len);""",
+        """                .max_by_key(|&(len, _)| len)""",
+        """                .min_by_key(|&(len, _)| len)""",
     ),
     "t13": (
         "tests/growable.rs::snapshots_while_growing_hold_every_acknowledged_key",
         "kick moves go on while a snapshot copies the table",
-        "src/expand/engine.rs",
-        """            if !A::SHARED || self.control.snapshots.load(Ordering::Relaxed) == 0 {""",
-        """            if true {""",
+        "src/kick.rs",
+        """        if !guard.moves_paused() {""",
+        """        if true {""",
     ),
     "t14": (
         "tests/growable.rs::a_view_of_a_grown_snapshot_answers_as_the_filter",
@@ -374,8 +363,8 @@ MUTATIONS = {
     ),
     "t15": (
         "tests/exclusive.rs::exclusive_and_shared_growable_operations_leave_the_same_table",
-        "a split or a kick move made with exclusive access skips its stores",
-        "src/expand/stripes.rs",
+        "a split made with exclusive access skips its stores",
+        "src/stripe.rs",
         """        if !A::SHARED {
             rewrite();""",
         """        if !A::SHARED {
@@ -384,9 +373,9 @@ MUTATIONS = {
     "t16": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
         "an exclusive plain insert, which stores into the slot it loaded, skips its stripe count",
-        "src/raw.rs",
+        "src/engine.rs",
         """                access
-                    .lock_pair(&self.stripes, stripe, stripe)
+                    .lock_pair(layout.stripes(era), stripe, stripe)
                     .count_added(stripe);""",
         """                let _ = (access, stripe);""",
     ),
@@ -394,15 +383,17 @@ MUTATIONS = {
         "tests/exclusive.rs::exclusive_and_shared_growable_operations_leave_the_same_table",
         "a doubling counts one unsplit stripe too few (exclusive reads skip a split bit too soon)",
         "src/expand/engine.rs",
-        """            .store(next_stripes as u32, Ordering::Relaxed);""",
-        """            .store(next_stripes as u32 - 1, Ordering::Relaxed);""",
+        """            next_stripes as u32,""",
+        """            next_stripes as u32 - 1,""",
     ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",
         "src/kick.rs",
-        """                    self.counters.kicked(stripe, moves);""",
-        """                    let _ = (stripe, moves);""",
+        """                    layout
+                        .counters(era)
+                        .kicked(layout.stripe_of(era, c.buckets[0]), moves);""",
+        """                    let _ = moves;""",
     ),
 }
 

@@ -8,18 +8,20 @@
 //! (l) An insert whose bucket lies in K's unsplit stripe races a lookup of K: the insert
 //!     must split the stripe first; K is found throughout, and both keys afterwards.
 //! (m) A lookup of K races a doubling from era 1 (every stripe split) to era 2 and the
-//!     split after it: a lookup that began at the old era must notice the new one,
-//!     including when it sees a stripe already unsplit by the doubling.
+//!     split after it: a lookup that began at the old era must notice the new one (its
+//!     record is no longer current), and the doubling must have split every stripe of
+//!     the old era before it publishes the new one.
 //! (n) A lookup of K reads K's parent bucket as a plain insert of X left it after K's
 //!     split (on another thread, which runs no seqlock window): it must see the split's
 //!     stamp, and look again.
 //! (q) Two unique inserts of one key race the start of a second link: one reads the
 //!     link count before the start and places into the first link, the other after it
 //!     and places into the second. The key must end with one copy, never two.
-//! (p) An insert of X races a doubling from era 1 to 2: an insert that reads the new
-//!     era word while the doubling still holds every stripe (each one odd, not yet
-//!     marked unsplit) must not take its stripes for split, or it stores X's era-2 code
-//!     where the stripe's split later overwrites it and lookups read the era before.
+//! (p) An insert of X races a doubling from era 1 to 2: an insert that pins the new era
+//!     must find its stripes unsplit (a new era's stripes start so), or it stores X's
+//!     era-2 code where the stripe's split later overwrites it and lookups read the era
+//!     before; and one that pinned the old era must not store once the new era is
+//!     published (it checks its era under its stripe lock).
 //! (r) An insert of X whose buckets are full races a plain insert of Y that takes the
 //!     slot X's kick path ends at: X's search is broken, and X must search again rather
 //!     than report the table full (here it may not double, so a `Full` would be final).

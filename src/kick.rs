@@ -1,45 +1,55 @@
-//! Making room when both candidate buckets are full: a breadth-first search for a path
-//! of fingerprints to an empty slot, then the moves along it, from the empty end back.
+//! Making room when both candidate buckets are full, for any [`Layout`]: a
+//! breadth-first search for a path of codes to an empty slot, then the moves along it,
+//! from the empty end back; and, when no path frees a slot, the layout's growth.
 //!
-//! The search only reads (optimistically, without locks), so a search that finds nothing
-//! changes nothing: that is what makes `Err(Full)` leave the filter exactly as it was.
-//! Each move of the found path locks its own bucket pair, checks that the path still
-//! holds there (the fingerprint is still in its slot, the target slot still empty), and
-//! moves one fingerprint inside the seqlock window of both stripes. Moving from the
-//! empty end means every intermediate state holds every fingerprint exactly once (while
-//! a move runs, readers of the two buckets it touches wait for its even stamp). A path
-//! broken by a concurrent writer is searched anew, a bounded number of times.
+//! The search only reads (optimistically, without locks), so a search that finds
+//! nothing changes nothing: that is what makes `Err(Full)` leave the filter exactly as
+//! it was. Each move of the found path locks its own bucket pair, checks that the path
+//! still holds there (the code is still in its slot, the target slot still empty, the
+//! era still the one searched), and moves one code inside the seqlock window of both
+//! stripes. Moving from the empty end means every intermediate state holds every code
+//! exactly once (while a move runs, readers of the two buckets it touches wait for its
+//! even stamp). A path broken by a concurrent writer is searched anew, a bounded number
+//! of times; an insert whose every search was broken so is contended, not refused, and
+//! tries again after a backoff.
 
+use crate::engine::{Growth, Layout, Located, Placement, Stale, pin_ready, place};
 use crate::error::InsertError;
-use crate::fingerprint::Fingerprint;
-use crate::index::Candidates;
-use crate::raw::{Placement, RawFilter};
-use crate::stripe::{Access, Locked, Shared};
+use crate::stripe::{Access, Locked};
+use crate::sync::Backoff;
 
 use smallvec::SmallVec;
 
-/// Searches (each followed by the moves it found) before an insert gives up as `Full`.
-/// A search only repeats when a concurrent writer broke its path or took the freed slot.
-pub(crate) const MAX_SEARCHES: usize = 8;
+/// Searches (each followed by the moves it found) in one round of an insert: a search
+/// repeats only when a concurrent writer broke its path or took the freed slot. One
+/// under loom, so that a single broken path makes a contended round (model (r)).
+pub(crate) const MAX_SEARCHES: usize = if cfg!(cuckoo_loom) { 1 } else { 8 };
 
-/// One move of a path: the fingerprint `fp` in `from`'s slot `from_slot` goes to slot
-/// `to_slot` of `to`, its alternate bucket.
+/// Rounds of searches an insert makes while concurrent writers keep breaking its kick
+/// paths, before it treats the table as full. (A table under half full answered `Full`
+/// after eight broken searches, and a filter that could grow refused a key.)
+const MAX_CONTENDED_ROUNDS: usize = 8;
+
+/// One move of a path: `code` in `from`'s slot `from_slot` goes to slot `to_slot` of
+/// `to`, its partner bucket (where its code is the layout's to say: the same in the
+/// fixed table).
 #[derive(Clone, Copy, Debug)]
-struct Move {
-    from: usize,
+struct Move<K> {
+    from: K,
     from_slot: usize,
-    fp: u64,
-    to: usize,
+    code: u64,
+    to: K,
     to_slot: usize,
 }
 
-/// A bucket reached by the search, and how: the fingerprint in slot `slot` of the
+/// A bucket reached by the search, and how: the code `code` in slot `slot` of the
 /// parent node's bucket would move here. Roots (the key's own buckets) have depth 1 and
-/// no parent. 16 bytes, so the nodes kept on the stack take 512 bytes.
+/// no parent. 16 bytes (a bucket's address is 8), so the nodes kept on the stack take
+/// 512 bytes.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Node {
-    bucket: usize,
-    fp: u32,
+pub(crate) struct Node<K> {
+    bucket: K,
+    code: u32,
     parent: u16,
     slot: u8,
     depth: u8,
@@ -52,7 +62,7 @@ pub(crate) struct Node {
 const INLINE_NODES: usize = 32;
 
 /// The search tree, in breadth-first order.
-pub(crate) type Tree = SmallVec<[Node; INLINE_NODES]>;
+pub(crate) type Tree<K = usize> = SmallVec<[Node<K>; INLINE_NODES]>;
 
 /// Where a found path ends: slot `empty` of `nodes[leaf]`'s bucket is free.
 #[derive(Clone, Copy)]
@@ -63,14 +73,14 @@ struct PathEnd {
 
 /// The moves of a found path, read off the tree from the empty end back to a root: the
 /// order they must run in, so that each frees the slot the next one fills.
-struct PathMoves<'a> {
-    nodes: &'a [Node],
-    node: Node,
+struct PathMoves<'a, K> {
+    nodes: &'a [Node<K>],
+    node: Node<K>,
     to_slot: usize,
 }
 
-impl<'a> PathMoves<'a> {
-    fn new(nodes: &'a [Node], end: PathEnd) -> Self {
+impl<'a, K: Copy> PathMoves<'a, K> {
+    fn new(nodes: &'a [Node<K>], end: PathEnd) -> Self {
         Self {
             nodes,
             node: nodes[end.leaf],
@@ -79,10 +89,10 @@ impl<'a> PathMoves<'a> {
     }
 }
 
-impl Iterator for PathMoves<'_> {
-    type Item = Move;
+impl<K: Copy> Iterator for PathMoves<'_, K> {
+    type Item = Move<K>;
 
-    fn next(&mut self) -> Option<Move> {
+    fn next(&mut self) -> Option<Move<K>> {
         if self.node.depth == 1 {
             return None;
         }
@@ -90,7 +100,7 @@ impl Iterator for PathMoves<'_> {
         let step = Move {
             from: parent.bucket,
             from_slot: usize::from(self.node.slot),
-            fp: u64::from(self.node.fp),
+            code: u64::from(self.node.code),
             to: self.node.bucket,
             to_slot: self.to_slot,
         };
@@ -105,7 +115,7 @@ impl Iterator for PathMoves<'_> {
     }
 }
 
-impl ExactSizeIterator for PathMoves<'_> {}
+impl<K: Copy> ExactSizeIterator for PathMoves<'_, K> {}
 
 /// Longest path, counted in buckets including the key's own: 5 moves with 4 slots
 /// (libcuckoo's bound, 2,730 nodes at most) and 3 moves with 8 slots (1,170 nodes).
@@ -113,8 +123,13 @@ impl ExactSizeIterator for PathMoves<'_> {}
 /// with 4 slots, paths of 4 / 5 / 6 moves reach a median 96.3% / 97.4% / 97.8% load; with
 /// 8 slots, 2 / 3 / 4 moves reach 96.7% / 99.2% / 99.7%. A failed search reads every
 /// node, so the bound trades the last fraction of a percent for a bounded worst case.
-const fn max_path_buckets(slots: usize) -> usize {
+pub(crate) const fn max_path_buckets(slots: usize) -> usize {
     if slots <= 4 { 6 } else { 4 }
+}
+
+/// The most moves a kick path may take with `slots` slots per bucket (the default).
+pub(crate) const fn max_moves(slots: usize) -> usize {
+    max_path_buckets(slots) - 1
 }
 
 // Node parents are `u16` indices, and 4-slot paths are the longest.
@@ -134,186 +149,261 @@ const fn max_nodes(slots: usize) -> usize {
     total
 }
 
-impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
-    /// The most moves a kick path may take with `B` slots per bucket (the default).
-    pub(crate) const MAX_KICK_MOVES: usize = max_path_buckets(B) - 1;
+/// Why a round of searches found no room.
+enum NoRoom {
+    /// No path within the bounds at this era.
+    Full,
+    /// Every search found a path that concurrent writers broke before the key could
+    /// use it: the table has room, others are taking it.
+    Contended,
+    /// The era changed meanwhile.
+    Stale,
+    /// As [`Placement::Superseded`].
+    Superseded,
+    /// The key's buckets hold only its own copies.
+    OnlyCopies,
+}
 
-    /// The slow path of an insert whose two buckets were full; counts what it did.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn insert_kicking<A: Access>(
-        &self,
-        access: A,
-        c: Candidates,
-        unique: bool,
-    ) -> Result<bool, InsertError> {
-        let stripe = self.stripe_of(c.i1);
-        match self.kick_and_place(access, c, unique) {
+/// The slow path of an insert whose two buckets were full: rounds of kick searches
+/// and their moves; when a search finds no path, the layout's growth (a table that
+/// never grows refuses the key). Counts the moves it made. `None` as
+/// [`engine::insert`](crate::engine::insert).
+pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
+    layout: &L,
+    access: A,
+    key: L::Key,
+    unique: bool,
+    current: &impl Fn() -> bool,
+) -> Option<Result<bool, InsertError>> {
+    let mut nodes = Tree::new();
+    let mut doublings = 0;
+    let mut contended = 0;
+    let backoff = Backoff::new();
+    loop {
+        let (era, c) = pin_ready::<L, A, B>(layout, key);
+        let no_room = match kick_and_place(layout, access, era, &c, unique, current, &mut nodes) {
             Ok((inserted, moves)) => {
                 if moves > 0 {
-                    self.counters.kicked(stripe, moves);
+                    layout
+                        .counters(era)
+                        .kicked(layout.stripe_of(era, c.buckets[0]), moves);
                 }
-                Ok(inserted)
+                return Some(Ok(inserted));
             }
-            Err(error) => Err(self.refused(stripe, error)),
+            Err(no_room) => no_room,
+        };
+        match no_room {
+            NoRoom::Stale => continue,
+            NoRoom::Superseded => return None,
+            NoRoom::OnlyCopies => return Some(Err(InsertError::TooManyCopies)),
+            NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {
+                contended += 1;
+                backoff.snooze();
+            }
+            NoRoom::Full | NoRoom::Contended => match layout.grow::<A>(era, doublings) {
+                Growth::Grown => doublings += 1,
+                Growth::ByAnother => {}
+                Growth::Impossible => return Some(Err(InsertError::Full)),
+            },
         }
     }
+}
 
-    /// Searches and moves, then places the key; how many moves the placing path took.
-    fn kick_and_place<A: Access>(
-        &self,
-        access: A,
-        c: Candidates,
-        unique: bool,
-    ) -> Result<(bool, usize), InsertError> {
-        let mut nodes = Tree::new();
-        for _ in 0..MAX_SEARCHES {
-            // A plain insert puts its fingerprint into the slot the last move frees, under
-            // that move's lock (which covers the key's bucket): no second locking round.
-            // `insert_unique` must re-check both buckets under their pair lock instead.
-            let fill = (!unique).then_some(c.fp);
-            let Some(moves) = self.make_room_with(access, c, fill, &mut nodes)? else {
+/// Searches for a kick path and moves along it, then places the key; a bounded number
+/// of times if concurrent writers break the path or take the freed slot. How many moves
+/// the placing path took.
+fn kick_and_place<'t, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'t L,
+    access: A,
+    era: L::Era<'t>,
+    c: &Located<L::Bucket>,
+    unique: bool,
+    current: &impl Fn() -> bool,
+    nodes: &mut Tree<L::Bucket>,
+) -> Result<(bool, usize), NoRoom> {
+    for _ in 0..MAX_SEARCHES {
+        // A plain insert puts its code into the slot the last move frees, under that
+        // move's lock (which covers the key's bucket): no second locking round.
+        // `insert_unique` must re-check both buckets under their pair lock instead.
+        let moves = match make_room_with(layout, access, era, c, !unique, nodes) {
+            Ok(Some(moves)) => moves,
+            Ok(None) => continue,
+            Err(KickFailure::NoPath) => return Err(NoRoom::Full),
+            Err(KickFailure::Stale) => return Err(NoRoom::Stale),
+        };
+        if !unique && moves > 0 {
+            return Ok((true, moves));
+        }
+        let guard = crate::engine::lock_pair(layout, access, era, c);
+        match place(layout, &guard, era, c, unique, current) {
+            Placement::Inserted => return Ok((true, moves)),
+            Placement::AlreadyPresent => return Ok((false, moves)),
+            Placement::OnlyCopies => return Err(NoRoom::OnlyCopies),
+            Placement::Stale => return Err(NoRoom::Stale),
+            Placement::Superseded => return Err(NoRoom::Superseded),
+            // Another insert took the freed slot first.
+            Placement::Full => continue,
+        }
+    }
+    // Each search that found no path returned above: these were all broken.
+    Err(NoRoom::Contended)
+}
+
+/// Why one search made no room.
+pub(crate) enum KickFailure {
+    /// No path within the bounds, and nothing changed.
+    NoPath,
+    /// The era changed meanwhile (nothing moved at the old one after that).
+    Stale,
+}
+
+/// One search and the moves it found: frees a slot in one of `c`'s buckets, and if the
+/// path has moves and `fill`, stores the key's code there under the last move's lock.
+/// `Ok(Some(moves))`: done (0 moves: a bucket had room already, nothing was filled);
+/// `Ok(None)`: a concurrent writer broke the path, search again.
+pub(crate) fn make_room_with<'t, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'t L,
+    access: A,
+    era: L::Era<'t>,
+    c: &Located<L::Bucket>,
+    fill: bool,
+    nodes: &mut Tree<L::Bucket>,
+) -> Result<Option<usize>, KickFailure> {
+    let end = match search::<L, A, B>(layout, era, c, nodes) {
+        Ok(Some(end)) => end,
+        Ok(None) => return Err(KickFailure::NoPath),
+        Err(Stale) => return Err(KickFailure::Stale),
+    };
+    let moves = PathMoves::new(nodes, end);
+    let count = moves.len();
+    let applied = moves.enumerate().all(|(k, step)| {
+        // The last move frees a slot of one of the key's own buckets: its code there.
+        let fill = (fill && k + 1 == count).then(|| {
+            let side = usize::from(step.from != c.buckets[0]);
+            c.side(side).1
+        });
+        apply(layout, access, era, step, fill)
+    });
+    Ok(applied.then_some(count))
+}
+
+/// Breadth-first search from both candidate buckets for the shortest path to an empty
+/// slot, building its tree in `nodes`; where the path ends (see [`PathMoves`] for its
+/// moves). `Ok(None)`: no path within the bounds. A path that ends at a root has no
+/// moves: a candidate bucket already has room.
+///
+/// A bucket is checked for an empty slot as soon as it is pushed, right after its
+/// parent is expanded, rather than when its turn to be expanded comes. The path found
+/// is the same (buckets are checked in the same order), but the search stops before
+/// expanding the rest of the parent's level: near full load that halved the nodes
+/// pushed, and cut the time per insert to 95% load by 16% at 128 K items.
+fn search<'t, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'t L,
+    era: L::Era<'t>,
+    c: &Located<L::Bucket>,
+    nodes: &mut Tree<L::Bucket>,
+) -> Result<Option<PathEnd>, Stale> {
+    nodes.clear();
+    for bucket in c.buckets {
+        nodes.push(Node {
+            bucket,
+            depth: 1,
+            ..Node::default()
+        });
+    }
+    for (root, node) in nodes.iter().enumerate() {
+        if let Some(empty) = layout.slot_holding(era, node.bucket, 0) {
+            return Ok(Some(PathEnd { leaf: root, empty }));
+        }
+    }
+    let path_buckets = layout.path_buckets();
+    let mut next = 0;
+    while let Some(&node) = nodes.get(next) {
+        if usize::from(node.depth) == path_buckets {
+            break; // the deepest level: checked when pushed, and not expanded
+        }
+        let first_child = nodes.len();
+        let slots = layout.load_bucket(era, node.bucket);
+        for (slot, &code) in slots.iter().enumerate() {
+            // Read without a lock: a slot emptied or rewritten meanwhile may have no
+            // partner at this era (and the path is checked under locks).
+            let Some((bucket, _)) = layout.partner(era, node.bucket, code) else {
                 continue;
             };
-            if fill.is_some() && moves > 0 {
-                return Ok((true, moves));
-            }
-            let guard = self.lock_candidates_with(access, c);
-            match self.place(&guard, c, unique) {
-                Placement::Inserted => return Ok((true, moves)),
-                Placement::AlreadyPresent => return Ok((false, moves)),
-                Placement::OnlyCopies => return Err(InsertError::TooManyCopies),
-                // Another insert took the freed slot first.
-                Placement::Full => continue,
-            }
-        }
-        Err(InsertError::Full)
-    }
-
-    /// One search and the moves it found: frees a slot in one of `c`'s buckets, and if
-    /// the path has moves and `fill` is given, stores `fill` there under the last move's
-    /// lock. `Ok(Some(moves))`: done (0 moves: a bucket had room already, nothing was
-    /// filled); `Ok(None)`: a concurrent writer broke the path, search again;
-    /// `Err(Full)`: no path within the bounds, and nothing changed.
-    pub(crate) fn make_room(
-        &self,
-        c: Candidates,
-        fill: Option<u64>,
-        nodes: &mut Tree,
-    ) -> Result<Option<usize>, InsertError> {
-        self.make_room_with(Shared, c, fill, nodes)
-    }
-
-    /// [`make_room`](Self::make_room) through `access`.
-    pub(crate) fn make_room_with<A: Access>(
-        &self,
-        access: A,
-        c: Candidates,
-        fill: Option<u64>,
-        nodes: &mut Tree,
-    ) -> Result<Option<usize>, InsertError> {
-        let end = self.search(c, nodes).ok_or(InsertError::Full)?;
-        let moves = PathMoves::new(nodes, end);
-        let count = moves.len();
-        let applied = moves.enumerate().all(|(k, step)| {
-            let fill = fill.filter(|_| k + 1 == count);
-            self.apply(access, step, fill)
-        });
-        Ok(applied.then_some(count))
-    }
-
-    /// Breadth-first search from both candidate buckets for the shortest path to an empty
-    /// slot, building its tree in `nodes`; where the path ends (see [`PathMoves`] for its
-    /// moves). `None`: no path within the bounds. A path that ends at a root has no moves:
-    /// a candidate bucket already has room.
-    ///
-    /// A bucket is checked for an empty slot as soon as it is pushed, right after its
-    /// parent is expanded, rather than when its turn to be expanded comes. The path found
-    /// is the same (buckets are checked in the same order), but the search stops before
-    /// expanding the rest of the parent's level: near full load that halved the nodes
-    /// pushed, and cut the time per insert to 95% load by 16% at 128 K items.
-    fn search(&self, c: Candidates, nodes: &mut Tree) -> Option<PathEnd> {
-        nodes.clear();
-        for bucket in [c.i1, c.i2] {
+            // Fetch all the children before checking the first: their misses overlap.
+            layout.prefetch_bucket(era, bucket);
             nodes.push(Node {
                 bucket,
-                depth: 1,
-                ..Node::default()
+                code: code as u32, // codes are at most 32 bits wide
+                parent: next as u16,
+                slot: slot as u8,
+                depth: node.depth + 1,
             });
         }
-        for (root, node) in nodes.iter().enumerate() {
-            if let Some(empty) = self.slot_holding(node.bucket, 0) {
-                return Some(PathEnd { leaf: root, empty });
+        for child in first_child..nodes.len() {
+            let bucket = nodes[child].bucket;
+            if L::GROWS {
+                layout.readable::<A>(era, bucket)?;
+            }
+            if let Some(empty) = layout.slot_holding(era, bucket, 0) {
+                return Ok(Some(PathEnd { leaf: child, empty }));
             }
         }
-
-        let mut next = 0;
-        while let Some(&node) = nodes.get(next) {
-            if usize::from(node.depth) == self.path_buckets {
-                break; // the deepest level: checked when pushed, and not expanded
-            }
-            let first_child = nodes.len();
-            let slots = self.table.load_bucket(node.bucket);
-            for (slot, &fp) in slots.iter().enumerate() {
-                let bucket = self.indexer.alternate::<F>(node.bucket, fp & self.untag);
-                // Fetch all the children before checking the first: their misses overlap.
-                self.table.prefetch_bucket(bucket);
-                nodes.push(Node {
-                    bucket,
-                    fp: fp as u32, // fingerprints are at most 32 bits wide
-                    parent: next as u16,
-                    slot: slot as u8,
-                    depth: node.depth + 1,
-                });
-            }
-            for child in first_child..nodes.len() {
-                if let Some(empty) = self.slot_holding(nodes[child].bucket, 0) {
-                    return Some(PathEnd { leaf: child, empty });
-                }
-            }
-            next += 1;
-        }
-        None
+        next += 1;
     }
+    Ok(None)
+}
 
-    /// Carries out one move under its pair lock, if the path still holds there; then
-    /// stores `fill` (a new fingerprint) in the freed slot, if given.
-    ///
-    /// While a snapshot copies the table the move waits for it (unlocked, so plain writes
-    /// to these buckets go on), then checks the path again.
-    fn apply<A: Access>(&self, access: A, step: Move, fill: Option<u64>) -> bool {
-        let (from_stripe, to_stripe) = (self.stripe_of(step.from), self.stripe_of(step.to));
-        let guard = loop {
-            let guard = access.lock_pair(&self.stripes, from_stripe, to_stripe);
-            if self.table.slot(step.from, step.from_slot) != step.fp
-                || self.table.slot(step.to, step.to_slot) != 0
-            {
-                return false;
-            }
-            if !guard.moves_paused() {
-                break guard;
-            }
-            drop(guard);
-            self.stripes.wait_for_snapshots();
-        };
-        guard.while_moving(|| {
-            // Copy, then clear: at every instant the fingerprint is in one of its buckets.
-            // (Readers still need the stamps: they read the two buckets at different
-            // instants, and could read `to` before the copy and `from` after the clear.)
-            self.table
-                .set_slot_in_window(step.to, step.to_slot, step.fp);
-            self.table
-                .set_slot_in_window(step.from, step.from_slot, fill.unwrap_or(0));
-        });
-        if from_stripe != to_stripe {
-            guard.count_removed(from_stripe);
-            guard.count_added(to_stripe);
+/// Carries out one move under its pair lock, if the path still holds there; then stores
+/// `fill` (the key's code) in the freed slot, if given.
+///
+/// While a snapshot copies the table the move waits for it (unlocked, so plain writes
+/// to these buckets go on), then checks the path again: a snapshot delays a move, and
+/// is no reason to search again.
+fn apply<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    step: Move<L::Bucket>,
+    fill: Option<u64>,
+) -> bool {
+    let stripes = layout.stripes(era);
+    let (from_stripe, to_stripe) = (
+        layout.stripe_of(era, step.from),
+        layout.stripe_of(era, step.to),
+    );
+    let to_code = layout.moved_code(era, step.from, step.code);
+    let guard = loop {
+        let guard = access.lock_pair(stripes, from_stripe, to_stripe);
+        // Under a lock of `era` the era stays put (a growth holds every lock), and
+        // with it the split state of both stripes, which the search made readable.
+        if (L::GROWS && !layout.era_unchanged(era))
+            || layout.slot(era, step.from, step.from_slot) != step.code
+            || layout.slot(era, step.to, step.to_slot) != 0
+        {
+            return false;
         }
-        if fill.is_some() {
-            guard.count_added(from_stripe);
+        if !guard.moves_paused() {
+            break guard;
         }
-        true
+        drop(guard);
+        stripes.wait_for_snapshots();
+    };
+    guard.while_moving(L::GROWS, || {
+        // Copy, then clear: at every instant the code is in one of its buckets.
+        // (Readers still need the stamps: they read the two buckets at different
+        // instants, and could read `to` before the copy and `from` after the clear.)
+        layout.set_slot_in_window(era, step.to, step.to_slot, to_code);
+        layout.set_slot_in_window(era, step.from, step.from_slot, fill.unwrap_or(0));
+    });
+    if from_stripe != to_stripe {
+        guard.count_removed(from_stripe);
+        guard.count_added(to_stripe);
     }
+    if fill.is_some() {
+        guard.count_added(from_stripe);
+    }
+    true
 }
 
 #[cfg(test)]

@@ -65,10 +65,13 @@
 //!    negative key matches each of the 2·b·α occupied candidate slots with probability
 //!    1 / (2^f − 1)): for the default at 95% load, 0.0116%.
 //! 5. **No panics, no UB on any input.** Failures are typed errors ([`InsertError`],
-//!    [`InsertManyError`], [`BuildError`], including an allocation failure). The crate
-//!    has one `unsafe` block, the x86_64 prefetch hint behind the batches and the kick
-//!    search (an instruction that cannot fault, whatever the address); everything else
-//!    is checked by `#![deny(unsafe_code)]`. The only panicking constructors say so
+//!    [`InsertManyError`], [`BuildError`], including an allocation failure). `unsafe`
+//!    is in two places, each argued with `// SAFETY:`: the x86_64 prefetch hint behind
+//!    the batches and the kick search (an instruction that cannot fault, whatever the
+//!    address), and the era records of the growable filter's table (`expand/record.rs`:
+//!    the current record read through an `AtomicPtr`, and the directory of its
+//!    segments, neither ever freed before the table); everything else is checked by
+//!    `#![deny(unsafe_code)]`. The only panicking constructors say so
 //!    (`with_capacity` beyond 2^32 buckets, or when the table cannot be allocated).
 //!
 //! Multiset semantics follow RedisBloom's `CF.ADD`/`CF.ADDNX`/`CF.COUNT`/`CF.DEL`:
@@ -110,18 +113,34 @@
 //! One module per concept: `hash` (the stable default hasher), `index` (hash bits →
 //! fingerprint and buckets), `fingerprint` (widths and the SIMD/scalar bucket-pair
 //! compare), `table` (atomic words), `stripe` (locks, move versions, counts, the
-//! snapshot's pause of kick moves), `raw` (the operations' protocols), `kick` (BFS kick
-//! paths), `batch` (the prefetch pipeline of batched lookups and inserts), `filter` and
-//! `builder` (the public API), `exclusive` ([`ExclusiveFilter`] and
-//! [`ExclusiveGrowableFilter`]: the operations without locks for the holder of the only
-//! reference), `growable` ([`GrowableCuckooFilter`]) on
-//! `expand` (the table that doubles in place: its scheme, its concurrent engine and
-//! links, and the reference model, with the design), `chained`
+//! snapshot's pause of kick moves), `engine` (the one concurrency protocol, written over
+//! a table *layout*: the optimistic read and its validation, inserts, removes) and
+//! `kick` (its BFS kick paths and moves, and growth where a layout grows), `raw` (the
+//! fixed layout: one table, the core filter's), `batch` (the prefetch pipeline of batched
+//! lookups and inserts), `filter` and `builder` (the public API), `exclusive`
+//! ([`ExclusiveFilter`] and [`ExclusiveGrowableFilter`]: the operations without locks
+//! for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]) on
+//! `expand` (the layout that doubles in place: its addressing scheme, its era records,
+//! its links, and the reference model, with the design), `chained`
 //! ([`ChainedCuckooFilter`], the chain of sub-filters it replaced), `recent`
-//! ([`RecentFilter`]: generation tags, the slide, its builder), `stats`
-//! ([`Stats`]), `format` (snapshots: header, encode, decode, chunks, [`FilterView`],
-//! chained and growable records, serde), and `sync` (the single std/loom switch, and the prefetch
+//! ([`RecentFilter`]: generation tags, the slide, its builder), `stats` ([`Stats`]),
+//! `format` (snapshots: header, encode, decode, chunks, [`FilterView`], chained and
+//! growable records, serde), and `sync` (the single std/loom switch, and the prefetch
 //! hint).
+//!
+//! ```text
+//! CuckooFilter ── raw::RawFilter ─┐            GrowableCuckooFilter
+//! RecentFilter ───────────────────┤                   │
+//!                                 │           expand::chain (links)
+//!                                 │                   │
+//!                                 ▼                   ▼
+//!                     engine + kick (one protocol over a Layout)
+//!                        │                        │
+//!          fixed layout: table, index,   growing layout: expand::engine,
+//!          one stripe set                era records (expand::record), scheme
+//!                        │                        │
+//!                        └──── stripe, table, fingerprint, sync ────┘
+//! ```
 //!
 //! # Persistence and growth
 //!
@@ -138,6 +157,7 @@
 mod batch;
 mod builder;
 mod chained;
+mod engine;
 mod error;
 mod exclusive;
 mod expand;

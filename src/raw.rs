@@ -1,20 +1,18 @@
-//! The engine on pre-hashed keys: the table, its stripes, and every operation's
-//! concurrency protocol except kicking (in `kick.rs`).
+//! The fixed table: one table of any even number of buckets, the core filter's index
+//! scheme (`index.rs`) and one stripe set, on pre-hashed keys. Its protocols are the
+//! engine's (`engine.rs`, `kick.rs`) over the [`Layout`] below, whose era is `()`: no
+//! growth hook costs it an instruction.
 
 use std::collections::TryReserveError;
 
+use crate::engine::{self, Layout, Located};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::index::{Candidates, Indexer};
+use crate::kick::{self, Tree, max_moves};
 use crate::stats::Counters;
-use crate::stripe::{Access, Locked, PairGuard, Shared, Stripes};
-use crate::sync::Backoff;
+use crate::stripe::{Access, PairGuard, Shared, Stripes};
 use crate::table::Table;
-
-/// Optimistic attempts a lookup makes before it takes the pair lock. A retry happens only
-/// when a kick move overlapped the read, so a few attempts almost always suffice; the
-/// bound keeps a reader from starving behind a run of moves.
-const OPTIMISTIC_ATTEMPTS: usize = 8;
 
 pub(crate) struct RawFilter<F, const B: usize> {
     pub(crate) table: Table<F, B>,
@@ -53,17 +51,6 @@ assert_freeze!(
     RawFilter<u32, 8>,
 );
 
-/// What an insert under the pair lock managed to do.
-pub(crate) enum Placement {
-    Inserted,
-    /// `insert_unique` found the fingerprint already present.
-    AlreadyPresent,
-    /// Both buckets are full of this very fingerprint: kicking cannot help.
-    OnlyCopies,
-    /// Both buckets are full: a kick path must free a slot.
-    Full,
-}
-
 impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// Rejects unsupported geometries at compile time (the table layout relies on it).
     const SUPPORTED: () = assert!(
@@ -95,6 +82,9 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         })
     }
 
+    /// The most moves a kick path may take with `B` slots per bucket (the default).
+    pub(crate) const MAX_KICK_MOVES: usize = max_moves(B);
+
     #[inline]
     pub(crate) fn locate(&self, hash: u64) -> Candidates {
         self.indexer.locate::<F>(hash)
@@ -107,19 +97,8 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
 
     #[inline]
     pub(crate) fn lock_candidates(&self, c: Candidates) -> PairGuard<'_> {
-        self.lock_candidates_with(Shared, c)
-    }
-
-    /// [`lock_candidates`](Self::lock_candidates) through `access`.
-    #[inline]
-    pub(crate) fn lock_candidates_with<A: Access>(&self, access: A, c: Candidates) -> A::Guard<'_> {
-        access.lock_pair(&self.stripes, self.stripe_of(c.i1), self.stripe_of(c.i2))
-    }
-
-    /// Slots of `c`'s two buckets that hold its fingerprint.
-    #[inline]
-    fn matches(&self, c: Candidates) -> SlotMask {
-        match_pair::<F>(&self.table.load_pair(c.i1, c.i2), c.fp, B)
+        self.stripes
+            .lock_pair(self.stripe_of(c.i1), self.stripe_of(c.i2))
     }
 
     /// Whether `hash`'s fingerprint is in either candidate bucket.
@@ -141,13 +120,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// [`contains_at`](Self::contains_at) through `access`.
     #[inline]
     pub(crate) fn contains_with<A: Access>(&self, access: A, c: Candidates) -> bool {
-        let fp = c.fp; // by value: a captured `c` would be kept on the stack
-        self.read_with(
-            access,
-            c,
-            move |pair| pair_holds::<F>(pair, fp, B),
-            |&hit| hit,
-        )
+        engine::contains(self, access, c)
     }
 
     /// Starts fetching both of `c`'s buckets into the cache, so that a read of them a
@@ -168,22 +141,11 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// [`count`](Self::count) through `access`.
     #[inline]
     pub(crate) fn count_with<A: Access>(&self, access: A, hash: u64) -> usize {
-        let c = self.locate(hash);
-        let fp = c.fp;
-        self.read_with(
-            access,
-            c,
-            move |pair| match_pair::<F>(pair, fp, B).count(),
-            |_| false,
-        )
+        engine::count(self, access, self.locate(hash))
     }
 
-    /// `probe`'s answer on a consistent copy of `c`'s two buckets: stamp, load, probe,
-    /// validate. Straight-line, and the one branch (did a move overlap?) does not depend
-    /// on the answer, so lookups at any mix of hits and misses pipeline without
-    /// mispredictions. (A hit could return before validating, but testing it first would
-    /// put the answer on a branch.) The probe runs on the loaded registers; returning the
-    /// copy instead would send it through the stack.
+    /// `probe`'s answer on a consistent copy of `c`'s two buckets (see
+    /// [`engine::read`]): for a filter that compares its own way (`recent.rs`).
     #[inline]
     pub(crate) fn read<R>(
         &self,
@@ -191,60 +153,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         probe: impl Fn(&Pair) -> R,
         is_final: impl Fn(&R) -> bool,
     ) -> R {
-        self.read_with(Shared, c, probe, is_final)
-    }
-
-    /// [`read`](Self::read) through `access`: with exclusive access no move can overlap,
-    /// so the copy is probed as loaded.
-    #[inline]
-    pub(crate) fn read_with<A: Access, R>(
-        &self,
-        _access: A,
-        c: Candidates,
-        probe: impl Fn(&Pair) -> R,
-        is_final: impl Fn(&R) -> bool,
-    ) -> R {
-        if !A::SHARED {
-            return probe(&self.table.load_pair(c.i1, c.i2));
-        }
-        let (s1, s2) = (self.stripe_of(c.i1), self.stripe_of(c.i2));
-        let stamp = self.stripes.stamp(s1, s2);
-        let answer = probe(&self.table.load_pair(c.i1, c.i2));
-        if self.stripes.validate(s1, s2, stamp) {
-            return answer;
-        }
-        // Fields, not the struct: a 24-byte argument would be spilled to the stack on
-        // every lookup just to be ready for this rare call.
-        self.read_contended(c.i1, c.i2, probe, is_final)
-    }
-
-    /// A kick move overlapped the first read: retry with backoff, and after a few tries
-    /// take the pair lock, under which no move can run. An answer that `is_final` (a
-    /// hit, for `contains`) is returned unvalidated: the fingerprint was there.
-    #[cold]
-    #[inline(never)]
-    fn read_contended<R>(
-        &self,
-        i1: usize,
-        i2: usize,
-        probe: impl Fn(&Pair) -> R,
-        is_final: impl Fn(&R) -> bool,
-    ) -> R {
-        let (s1, s2) = (self.stripe_of(i1), self.stripe_of(i2));
-        let backoff = Backoff::new();
-        for _ in 0..OPTIMISTIC_ATTEMPTS {
-            backoff.snooze();
-            let stamp = self.stripes.stamp(s1, s2);
-            if !stamp.is_even() {
-                continue;
-            }
-            let answer = probe(&self.table.load_pair(i1, i2));
-            if is_final(&answer) || self.stripes.validate(s1, s2, stamp) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair(s1, s2);
-        probe(&self.table.load_pair(i1, i2))
+        engine::read(self, Shared, c, move |pair, _| probe(pair), is_final)
     }
 
     /// Inserts a copy of `hash`'s fingerprint (only if absent when `unique`).
@@ -255,64 +164,22 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     }
 
     /// [`insert`](Self::insert) on candidates already located.
-    ///
-    /// A plain insert changes one bucket, so it locks only that bucket's stripe: it picks
-    /// the emptier bucket from a look without the lock and re-checks it under the lock
-    /// (one locked instruction instead of two on the common path). `insert_unique` must
-    /// check both buckets and place atomically, so it takes the pair lock, as does a
-    /// plain insert whose chosen bucket filled up in between.
     pub(crate) fn insert_at(&self, c: Candidates, unique: bool) -> Result<bool, InsertError> {
         self.insert_with(Shared, c, unique)
     }
 
-    /// [`insert_at`](Self::insert_at) through `access`: the same steps, so exclusive
-    /// access leaves exactly the table shared access would.
+    /// [`insert_at`](Self::insert_at) through `access` (the protocol: [`engine::insert`]);
+    /// counts a refusal.
     pub(crate) fn insert_with<A: Access>(
         &self,
         access: A,
         c: Candidates,
         unique: bool,
     ) -> Result<bool, InsertError> {
-        // Loading the buckets before any lock also brings them into cache, which
-        // shortens the critical section.
-        let pair = self.table.load_pair(c.i1, c.i2);
-        let empty = match_pair::<F>(&pair, 0, B);
-        if !empty.any() {
-            // Full. Kicking is pointless if the buckets hold only copies of this key, or
-            // (for `insert_unique`) if it is already there: the locked `place` reports
-            // those. Any stale view is decided there too.
-            let copies = match_pair::<F>(&pair, c.fp, B);
-            if copies.count() < 2 * B && !(unique && copies.any()) {
-                return self.insert_kicking(access, c, unique);
-            }
-        } else if !unique {
-            let (bucket, slot) = Self::emptier_bucket(c, empty);
-            if !A::SHARED {
-                // Nothing has written the pair since it was loaded: the slot the shared
-                // path finds again under the stripe lock is this one.
-                let stripe = self.stripe_of(bucket);
-                self.table.set_slot(bucket, slot, c.fp);
-                access
-                    .lock_pair(&self.stripes, stripe, stripe)
-                    .count_added(stripe);
-                return Ok(true);
-            }
-            if self.place_in_bucket(access, bucket, c.fp) {
-                return Ok(true);
-            }
-        }
-        let placement = {
-            let guard = self.lock_candidates_with(access, c);
-            self.place(&guard, c, unique)
-        };
-        match placement {
-            Placement::Inserted => Ok(true),
-            Placement::AlreadyPresent => Ok(false),
-            Placement::OnlyCopies => {
-                Err(self.refused(self.stripe_of(c.i1), InsertError::TooManyCopies))
-            }
-            Placement::Full => self.insert_kicking(access, c, unique),
-        }
+        // A fixed table has no newer link to give way to: never `None`.
+        engine::insert(self, access, c, unique, &|| true)
+            .unwrap_or(Err(InsertError::Full))
+            .map_err(|error| self.refused(self.stripe_of(c.i1), error))
     }
 
     /// Counts a refused insert near `stripe`, and passes its error on.
@@ -325,42 +192,6 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         error
     }
 
-    /// Stores `fp` in a free slot of `bucket` under that bucket's stripe lock alone;
-    /// false (and nothing changed) if the bucket has no free slot.
-    fn place_in_bucket<A: Access>(&self, access: A, bucket: usize, fp: u64) -> bool {
-        self.replace_in_bucket(access, bucket, 0, fp)
-    }
-
-    /// Replaces the first slot of `bucket` holding `old` with `new` (one of them 0: a
-    /// store into an empty slot, or a removal) under that bucket's stripe lock alone;
-    /// false (and nothing changed) if no slot holds `old`. Every other write to the
-    /// bucket (an insert, a remove, a kick move into or out of it) holds the same stripe
-    /// lock, so the check and the store are one atomic step.
-    fn replace_in_bucket<A: Access>(&self, access: A, bucket: usize, old: u64, new: u64) -> bool {
-        debug_assert!((old == 0) != (new == 0));
-        let stripe = self.stripe_of(bucket);
-        let guard = access.lock_pair(&self.stripes, stripe, stripe);
-        let Some(slot) = self.slot_holding(bucket, old) else {
-            return false;
-        };
-        self.table.set_slot(bucket, slot, new);
-        if old == 0 {
-            guard.count_added(stripe);
-        } else {
-            guard.count_removed(stripe);
-        }
-        true
-    }
-
-    /// The first slot of `bucket` that holds `fp` (0: a free slot), read without a lock;
-    /// a writer that acts on it must hold the bucket's stripe lock or re-check under it.
-    #[inline]
-    pub(crate) fn slot_holding(&self, bucket: usize, fp: u64) -> Option<usize> {
-        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), fp, B);
-        // The pair holds the bucket twice: its own slots are the low `B`.
-        SlotMask(holding.0 & ((1 << B) - 1)).first()
-    }
-
     /// The bucket (`i1` or `i2`) and its slot that slot `hit` of `c`'s pair stands for.
     #[inline]
     pub(crate) fn bucket_and_slot(c: Candidates, hit: usize) -> (usize, usize) {
@@ -369,28 +200,6 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         } else {
             (c.i2, hit - B)
         }
-    }
-
-    /// Puts the fingerprint into a free slot of the emptier of its two buckets. The caller
-    /// holds `c`'s pair lock, so the check and the store are one atomic step.
-    pub(crate) fn place(&self, guard: &impl Locked, c: Candidates, unique: bool) -> Placement {
-        let pair = self.table.load_pair(c.i1, c.i2);
-        let copies = match_pair::<F>(&pair, c.fp, B);
-        if unique && copies.any() {
-            return Placement::AlreadyPresent;
-        }
-        let empty = match_pair::<F>(&pair, 0, B);
-        if !empty.any() {
-            return if copies.count() == 2 * B {
-                Placement::OnlyCopies
-            } else {
-                Placement::Full
-            };
-        }
-        let (bucket, slot) = Self::emptier_bucket(c, empty);
-        self.table.set_slot(bucket, slot, c.fp);
-        guard.count_added(self.stripe_of(bucket));
-        Placement::Inserted
     }
 
     /// A free slot in whichever candidate bucket has more of them (the first on a tie).
@@ -404,41 +213,42 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         (if side == 0 { c.i1 } else { c.i2 }, slot)
     }
 
+    /// One kick search and the moves it found, for a filter that places its own way
+    /// (`recent.rs`): frees a slot in one of `c`'s buckets (and stores `fill`, `c`'s
+    /// fingerprint, there under the last move's lock if given). `Ok(Some(moves))`: done (0 moves: a
+    /// bucket had room already); `Ok(None)`: a concurrent writer broke the path, search
+    /// again; `Err(Full)`: no path within the bounds, and nothing changed.
+    pub(crate) fn make_room(
+        &self,
+        c: Candidates,
+        fill: Option<u64>,
+        nodes: &mut Tree,
+    ) -> Result<Option<usize>, InsertError> {
+        debug_assert!(fill.is_none_or(|fp| fp == c.fp));
+        let located = Layout::locate(self, (), c);
+        kick::make_room_with(self, Shared, (), &located, fill.is_some(), nodes)
+            .map_err(|_| InsertError::Full)
+    }
+
     /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has
     /// room: lets tests and loom models lay out a table exactly.
     #[cfg(feature = "test-hooks")]
     pub(crate) fn insert_into(&self, hash: u64, bucket: usize) -> bool {
         let c = self.locate(hash);
-        (bucket == c.i1 || bucket == c.i2) && self.place_in_bucket(Shared, bucket, c.fp)
+        (bucket == c.i1 || bucket == c.i2)
+            && engine::place_in_bucket(self, Shared, (), bucket, self.stripe_of(bucket), c.fp)
+                == Ok(true)
     }
 
-    /// Removes one copy of `hash`'s fingerprint; false if there is none.
-    ///
-    /// A copy seen without the lock is removed under its bucket's stripe lock alone,
-    /// after re-checking that the bucket still holds it. Only when no copy was seen, or
-    /// the one seen was moved away meanwhile, does the remove take the pair lock, under
-    /// which no copy can move between the two buckets, so `false` is a true answer.
+    /// Removes one copy of `hash`'s fingerprint; false if there is none (see
+    /// [`engine::remove`]).
     pub(crate) fn remove(&self, hash: u64) -> bool {
         self.remove_with(Shared, hash)
     }
 
     /// [`remove`](Self::remove) through `access`.
     pub(crate) fn remove_with<A: Access>(&self, access: A, hash: u64) -> bool {
-        let c = self.locate(hash);
-        if let Some(hit) = self.matches(c).first() {
-            let (bucket, _) = Self::bucket_and_slot(c, hit);
-            if self.replace_in_bucket(access, bucket, c.fp, 0) {
-                return true;
-            }
-        }
-        let guard = self.lock_candidates_with(access, c);
-        let Some(hit) = self.matches(c).first() else {
-            return false;
-        };
-        let (bucket, slot) = Self::bucket_and_slot(c, hit);
-        self.table.set_slot(bucket, slot, 0);
-        guard.count_removed(self.stripe_of(bucket));
-        true
+        engine::remove(self, access, self.locate(hash), engine::first_hit)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -462,5 +272,132 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     pub(crate) fn clear(&self) {
         let _all = self.stripes.lock_all_and_reset();
         self.table.clear();
+    }
+}
+
+/// The fixed table as the engine sees it: buckets are indices, the era is `()`, a key
+/// is its [`Candidates`], and a code is its fingerprint in both buckets.
+impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
+    type F = F;
+    const GROWS: bool = false;
+    type Bucket = usize;
+    type Era<'a>
+        = ()
+    where
+        Self: 'a;
+    type Key = Candidates;
+
+    /// The fingerprint (at most 32 bits) and the first bucket (below 2^32) in one word,
+    /// the second bucket in the other.
+    #[inline(always)]
+    fn key_to_words(c: Candidates) -> (u64, u64) {
+        (c.fp | ((c.i1 as u64) << 32), c.i2 as u64)
+    }
+
+    #[inline(always)]
+    fn key_from_words((first, second): (u64, u64)) -> Candidates {
+        Candidates {
+            fp: first & u64::from(u32::MAX),
+            i1: (first >> 32) as usize,
+            i2: second as usize,
+        }
+    }
+
+    #[inline(always)]
+    fn era(&self) {}
+
+    #[inline(always)]
+    fn era_unchanged(&self, (): ()) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn stripes(&self, (): ()) -> &Stripes {
+        &self.stripes
+    }
+
+    #[inline(always)]
+    fn counters(&self, (): ()) -> &Counters {
+        &self.counters
+    }
+
+    #[inline(always)]
+    fn locate(&self, (): (), c: Candidates) -> Located<usize> {
+        Located {
+            buckets: [c.i1, c.i2],
+            codes: [c.fp, c.fp],
+            eras: [0, 0],
+        }
+    }
+
+    #[inline(always)]
+    fn load_pair(&self, (): (), c: &Located<usize>) -> Pair {
+        self.table.load_pair(c.buckets[0], c.buckets[1])
+    }
+
+    #[inline(always)]
+    fn matches(pair: &Pair, c: &Located<usize>) -> SlotMask {
+        match_pair::<F>(pair, c.codes[0], B)
+    }
+
+    #[inline(always)]
+    fn holds(pair: &Pair, c: &Located<usize>) -> bool {
+        pair_holds::<F>(pair, c.codes[0], B)
+    }
+
+    #[inline(always)]
+    fn load_bucket(&self, (): (), bucket: usize) -> [u64; B] {
+        self.table.load_bucket(bucket)
+    }
+
+    #[inline(always)]
+    fn slot(&self, (): (), bucket: usize, slot: usize) -> u64 {
+        self.table.slot(bucket, slot)
+    }
+
+    #[inline(always)]
+    fn set_slot(&self, (): (), bucket: usize, slot: usize, code: u64) {
+        self.table.set_slot(bucket, slot, code);
+    }
+
+    #[inline(always)]
+    fn set_slot_in_window(&self, (): (), bucket: usize, slot: usize, code: u64) {
+        self.table.set_slot_in_window(bucket, slot, code);
+    }
+
+    /// One SIMD compare of the bucket (loaded as a pair with itself).
+    #[inline(always)]
+    fn slot_holding(&self, (): (), bucket: usize, code: u64) -> Option<usize> {
+        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), code, B);
+        // The pair holds the bucket twice: its own slots are the low `B`.
+        SlotMask(holding.0 & ((1 << B) - 1)).first()
+    }
+
+    #[inline(always)]
+    fn prefetch_bucket(&self, (): (), bucket: usize) {
+        self.table.prefetch_bucket(bucket);
+    }
+
+    #[inline(always)]
+    fn stripe_of(&self, (): (), bucket: usize) -> usize {
+        RawFilter::stripe_of(self, bucket)
+    }
+
+    /// The alternate bucket, derived from the fingerprint alone (its generation tag
+    /// masked off in a [`RecentFilter`](crate::RecentFilter)); the code moves as it is.
+    #[inline(always)]
+    fn partner(&self, (): (), bucket: usize, code: u64) -> Option<(usize, u64)> {
+        Some((self.indexer.alternate::<F>(bucket, code & self.untag), code))
+    }
+
+    /// A fingerprint moves as it is.
+    #[inline(always)]
+    fn moved_code(&self, (): (), _: usize, code: u64) -> u64 {
+        code
+    }
+
+    #[inline(always)]
+    fn path_buckets(&self) -> usize {
+        self.path_buckets
     }
 }

@@ -32,12 +32,9 @@
 //! two writers rarely touch neighbours, and padding would cost 128 bytes a stripe, more
 //! than the whole per-item budget of a small filter.
 
-use crate::sync::{
-    AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence,
-};
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Backoff, Lock, LockGuard, Ordering, fence};
 
 /// A stripe's lock and its count of stored fingerprints (changed under the lock).
-/// Shared with the table that doubles in place (`expand/stripes.rs`).
 pub(crate) struct WriterStripe {
     pub(crate) lock: Lock,
     pub(crate) count: AtomicUsize,
@@ -67,6 +64,12 @@ pub(crate) struct Stripes {
     /// 128 bytes to every filter (a fifth of a small `RecentFilter`'s fixed part) for a
     /// word written twice per snapshot.
     snapshots: Box<AtomicUsize>,
+    /// Whether a stripe's count may pass below zero (wrapping): a growing table's
+    /// stripes, where a doubling leaves each old stripe's count with one of the two new
+    /// stripes its buckets go to, and only the sum means anything. A fixed table's
+    /// counts are exact per stripe, and one below zero is a bug that the tests' overflow
+    /// checks catch.
+    counts_wrap: bool,
 }
 
 /// Kick moves are paused while this lives: a snapshot copies the table meanwhile.
@@ -78,6 +81,17 @@ impl Drop for MovesPaused<'_> {
         // Release: the copy's loads are done before a move may run again.
         self.0.snapshots.fetch_sub(1, Ordering::Release);
     }
+}
+
+/// Version bit of a growing table's stripe: its buckets hold codes of the current era
+/// (clear: still of the era before; see `expand/engine.rs`). A fixed table's stripes
+/// never set it. The seqlock counter runs in the bits below it ([`bumped`]).
+pub(crate) const SPLIT: u32 = 1 << 31;
+
+/// The next seqlock value after `version`, keeping its split bit.
+#[inline]
+pub(crate) fn bumped(version: u32) -> u32 {
+    (version & SPLIT) | (version.wrapping_add(1) & !SPLIT)
 }
 
 /// The move versions of two stripes as a reader saw them before reading the buckets.
@@ -96,16 +110,40 @@ impl Stamp {
     pub(crate) fn is_even(self) -> bool {
         self.odd_bit() == 0
     }
+
+    /// Whether the first (`side` 0) or second stripe was split to the current era when
+    /// it was taken (growing tables).
+    #[inline]
+    pub(crate) fn split(self, side: usize) -> bool {
+        (if side == 0 { self.0 } else { self.1 }) & SPLIT != 0
+    }
+
+    /// Both stripes were split to the current era when it was taken (growing tables).
+    #[inline]
+    pub(crate) fn both_split(self) -> bool {
+        self.0 & self.1 & SPLIT != 0
+    }
 }
 
 impl Stripes {
     /// `count` must be a power of two.
     pub(crate) fn new(count: usize) -> Self {
+        Self::with_version(count, 0, false)
+    }
+
+    /// The stripes of one era of a growing table: split (their buckets hold that era's
+    /// codes, as at era 0) or not (a doubling's new era), counts that may wrap.
+    pub(crate) fn for_era(count: usize, split: bool) -> Self {
+        Self::with_version(count, if split { SPLIT } else { 0 }, true)
+    }
+
+    fn with_version(count: usize, version: u32, counts_wrap: bool) -> Self {
         debug_assert!(count.is_power_of_two());
         Self {
-            versions: (0..count).map(|_| AtomicU32::new(0)).collect(),
+            versions: (0..count).map(|_| AtomicU32::new(version)).collect(),
             writers: (0..count).map(|_| WriterStripe::new()).collect(),
             snapshots: Box::new(AtomicUsize::new(0)),
+            counts_wrap,
         }
     }
 
@@ -127,12 +165,67 @@ impl Stripes {
             + std::mem::size_of::<AtomicUsize>()
     }
 
-    /// Fingerprints stored, summed over the stripes (exact when no writer is active).
+    /// Fingerprints stored, summed over the stripes (exact when no writer is active;
+    /// wrapping, for a growing table's counts: see `counts_wrap`).
     pub(crate) fn total_count(&self) -> usize {
-        self.writers
-            .iter()
-            .map(|stripe| stripe.count.load(Ordering::Relaxed))
-            .sum()
+        self.writers.iter().fold(0usize, |sum, stripe| {
+            sum.wrapping_add(stripe.count.load(Ordering::Relaxed))
+        })
+    }
+
+    /// Stripe `s`'s count (wrapping, for a growing table's).
+    pub(crate) fn count(&self, s: usize) -> usize {
+        self.writers[s].count.load(Ordering::Relaxed)
+    }
+
+    /// Adds `delta` to stripe `s`'s count (wrapping): the caller holds its lock, or every
+    /// lock, or exclusive access.
+    pub(crate) fn add_count(&self, s: usize, delta: isize) {
+        let count = &self.writers[s].count;
+        let old = count.load(Ordering::Relaxed);
+        count.store(old.wrapping_add_signed(delta), Ordering::Relaxed);
+    }
+
+    /// Whether stripe `s`'s buckets hold codes of the current era (growing tables):
+    /// `Acquire`, as a reader of the split's stores.
+    #[inline]
+    pub(crate) fn is_split(&self, s: usize) -> bool {
+        self.versions[s].load(Ordering::Acquire) & SPLIT != 0
+    }
+
+    /// Runs `rewrite` inside the seqlock window of stripes `stripes`, whose locks the
+    /// caller holds (or exclusive access): odd versions before any rewritten word can
+    /// be seen, even after, with the split bit set (a growing table's split of those
+    /// stripes, or its clear). With exclusive access no reader can overlap, and only the
+    /// split bit is set.
+    pub(crate) fn split_window<A: Access>(&self, stripes: &[usize], rewrite: impl FnOnce()) {
+        if !A::SHARED {
+            rewrite();
+            for &s in stripes {
+                let v = &self.versions[s];
+                v.store(v.load(Ordering::Relaxed) | SPLIT, Ordering::Relaxed);
+            }
+            return;
+        }
+        for &s in stripes {
+            let v = &self.versions[s];
+            v.store(bumped(v.load(Ordering::Relaxed)), Ordering::Relaxed);
+        }
+        // The odd stamps become visible before any rewritten word (pairs with the
+        // reader's fence in `validate`).
+        fence(Ordering::Release);
+        rewrite();
+        for &s in stripes {
+            let v = &self.versions[s];
+            // Release: a reader that sees the even stamp also sees the rewrite.
+            v.store(bumped(v.load(Ordering::Relaxed)) | SPLIT, Ordering::Release);
+        }
+    }
+
+    /// Locks stripe `s` alone.
+    #[inline]
+    pub(crate) fn lock(&self, s: usize) -> LockGuard<'_> {
+        self.writers[s].lock.lock()
     }
 
     /// Reader, before loading the buckets: both versions with `Acquire`. A stamp taken
@@ -294,18 +387,6 @@ pub(crate) trait Access: Copy {
             counter.store(counter.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
         }
     }
-
-    /// Raises a statistics maximum to `value` if it is below, the same way.
-    #[inline]
-    fn raise_to(maximum: &AtomicU8, value: u8) {
-        if value > maximum.load(Ordering::Relaxed) {
-            if Self::SHARED {
-                maximum.fetch_max(value, Ordering::Relaxed);
-            } else {
-                maximum.store(value, Ordering::Relaxed);
-            }
-        }
-    }
 }
 
 /// Access by any number of threads at once: the protocols' locks and stamps.
@@ -359,18 +440,24 @@ pub(crate) trait Locked {
     /// releases them and waits.
     fn moves_paused(&self) -> bool;
     /// Runs `rewrite` (a kick move's stores) so that no reader trusts a copy taken
-    /// across it.
-    fn while_moving(&self, rewrite: impl FnOnce());
+    /// across it. `keep_split`: the versions carry a split bit (a growing table's), which
+    /// the seqlock counter must never carry into.
+    fn while_moving(&self, keep_split: bool, rewrite: impl FnOnce());
 }
 
 /// One more (`added`) or one fewer fingerprint in a stripe's count: a load and a
-/// store, since its one writer holds the stripe's lock or the whole filter. Plain `+`
-/// and `-`, so that a count that would go below zero panics wherever overflow checks
-/// are on (the tests' profile).
+/// store, since its one writer holds the stripe's lock or the whole filter. Wrapping,
+/// as a growing table's counts may (`wraps`); a fixed table's count that would go below
+/// zero is a bug, which builds with debug assertions (the tests') report.
 #[inline]
-fn add_to_count(count: &AtomicUsize, added: bool) {
+fn add_to_count(count: &AtomicUsize, added: bool, wraps: bool) {
     let old = count.load(Ordering::Relaxed);
-    let new = if added { old + 1 } else { old - 1 };
+    debug_assert!(added || wraps || old > 0, "a stripe's count below zero");
+    let new = if added {
+        old.wrapping_add(1)
+    } else {
+        old.wrapping_sub(1)
+    };
     count.store(new, Ordering::Relaxed);
 }
 
@@ -380,12 +467,12 @@ pub(crate) struct Unlocked<'a>(&'a Stripes);
 impl Locked for Unlocked<'_> {
     #[inline]
     fn count_added(&self, stripe: usize) {
-        add_to_count(&self.0.writers[stripe].count, true);
+        add_to_count(&self.0.writers[stripe].count, true, self.0.counts_wrap);
     }
 
     #[inline]
     fn count_removed(&self, stripe: usize) {
-        add_to_count(&self.0.writers[stripe].count, false);
+        add_to_count(&self.0.writers[stripe].count, false, self.0.counts_wrap);
     }
 
     /// A snapshot reads through `&self`, which no one has while the filter is held
@@ -397,7 +484,7 @@ impl Locked for Unlocked<'_> {
 
     /// No reader can overlap the move: its stores need no stamps.
     #[inline]
-    fn while_moving(&self, rewrite: impl FnOnce()) {
+    fn while_moving(&self, _keep_split: bool, rewrite: impl FnOnce()) {
         rewrite();
     }
 }
@@ -414,13 +501,13 @@ impl Locked for PairGuard<'_> {
     /// One more fingerprint in `stripe` (one of the locked two).
     #[inline]
     fn count_added(&self, stripe: usize) {
-        add_to_count(self.count(stripe), true);
+        add_to_count(self.count(stripe), true, self.stripes.counts_wrap);
     }
 
     /// One fingerprint fewer in `stripe` (one of the locked two).
     #[inline]
     fn count_removed(&self, stripe: usize) {
-        add_to_count(self.count(stripe), false);
+        add_to_count(self.count(stripe), false, self.stripes.counts_wrap);
     }
 
     #[inline]
@@ -432,8 +519,15 @@ impl Locked for PairGuard<'_> {
     /// so a reader that overlaps it retries instead of trusting a copy that may show
     /// the fingerprint in neither bucket.
     #[inline]
-    fn while_moving(&self, rewrite: impl FnOnce()) {
+    fn while_moving(&self, keep_split: bool, rewrite: impl FnOnce()) {
         let versions = &self.stripes.versions;
+        let next = |version: u32| {
+            if keep_split {
+                bumped(version)
+            } else {
+                version.wrapping_add(1)
+            }
+        };
         let stripes = if self.low == self.high {
             &[self.low][..]
         } else {
@@ -441,7 +535,7 @@ impl Locked for PairGuard<'_> {
         };
         for &s in stripes {
             let v = versions[s].load(Ordering::Relaxed);
-            versions[s].store(v.wrapping_add(1), Ordering::Relaxed);
+            versions[s].store(next(v), Ordering::Relaxed);
         }
         // The odd stamps become visible before any rewritten word (pairs with the
         // reader's fence in `validate`).
@@ -450,7 +544,7 @@ impl Locked for PairGuard<'_> {
         for &s in stripes {
             let v = versions[s].load(Ordering::Relaxed);
             // Release: a reader that sees the even stamp also sees the finished move.
-            versions[s].store(v.wrapping_add(1), Ordering::Release);
+            versions[s].store(next(v), Ordering::Release);
         }
     }
 }

@@ -8,9 +8,11 @@
 //! mentions loom.
 
 #[cfg(cuckoo_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use loom::sync::atomic::{
+    AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
 #[cfg(not(cuckoo_loom))]
-pub(crate) use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
 #[cfg(cuckoo_loom)]
 use loom::sync::atomic::AtomicBool;

@@ -57,9 +57,9 @@ fn words_to_boundary(_: *const AtomicU64, _: usize) -> usize {
 impl<F: Fingerprint, const B: usize> Table<F, B> {
     pub(crate) const BUCKET_BITS: usize = B * F::BITS as usize;
     /// Words a bucket spans (32-bit buckets share one word with a neighbour: 1).
-    const WORDS_PER_BUCKET: usize = Self::BUCKET_BITS.div_ceil(64);
+    pub(crate) const WORDS_PER_BUCKET: usize = Self::BUCKET_BITS.div_ceil(64);
     /// Buckets per word: 2 for 32-bit buckets, else 1.
-    const BUCKETS_PER_WORD: usize = if Self::BUCKET_BITS < 64 {
+    pub(crate) const BUCKETS_PER_WORD: usize = if Self::BUCKET_BITS < 64 {
         64 / Self::BUCKET_BITS
     } else {
         1
@@ -121,6 +121,11 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
             table.word(index).store(word, Ordering::Relaxed);
         }
         table
+    }
+
+    /// Table word 0 (past the spare words): where a directory of segments points.
+    pub(crate) fn first_word(&self) -> *const AtomicU64 {
+        self.words.as_ptr().wrapping_add(self.position(0))
     }
 
     /// Bytes of table memory, spare words included.
@@ -194,21 +199,24 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 
     /// The `B` fingerprints of `bucket`, loading each of its words once.
     pub(crate) fn load_bucket(&self, bucket: usize) -> [u64; B] {
-        let (first, shift) = Self::slot_position(bucket, 0);
-        let mut words = [0u64; 4];
-        for (k, word) in words.iter_mut().enumerate().take(Self::WORDS_PER_BUCKET) {
-            *word = self.word(first + k).load(Ordering::Relaxed);
-        }
-        std::array::from_fn(|slot| {
-            let bit = shift as usize + slot * F::BITS as usize;
-            (words[bit / 64] >> (bit % 64)) & Self::SLOT_MASK
-        })
+        let (words, sub) = self.group(bucket);
+        Self::group_bucket(words, sub)
     }
 
     #[inline]
     pub(crate) fn slot(&self, bucket: usize, slot: usize) -> u64 {
-        let (word, shift) = Self::slot_position(bucket, slot);
-        (self.word(word).load(Ordering::Relaxed) >> shift) & Self::SLOT_MASK
+        let (words, sub) = self.group(bucket);
+        Self::group_slot(words, sub, slot)
+    }
+
+    /// The word group `bucket` lies in, and its place there (see `group_bucket`).
+    #[inline(always)]
+    fn group(&self, bucket: usize) -> (&[AtomicU64], usize) {
+        let first = self.position(Self::word_of(bucket));
+        (
+            &self.words[first..first + Self::WORDS_PER_BUCKET],
+            bucket % Self::BUCKETS_PER_WORD,
+        )
     }
 
     /// Stores `fp` (0 to empty it) in a slot, with `Release`: the store of a plain
@@ -237,11 +245,78 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 
     #[inline(always)]
     fn store_slot(&self, bucket: usize, slot: usize, fp: u64, order: Ordering) {
-        let (index, shift) = Self::slot_position(bucket, slot);
-        let word = self.word(index);
+        let (words, sub) = self.group(bucket);
+        Self::group_store(words, sub, slot, fp, order);
+    }
+
+    // ----- a bucket given as its word group -----
+    //
+    // A table that doubles in place finds a bucket's words through its era record's
+    // directory (`expand/record.rs`) rather than by an index into one table: the group
+    // of words the bucket lies in (its own, or the word it shares with a neighbour) and
+    // its place there. The same layout rule as above, on that group.
+
+    /// The `B` codes of bucket `sub` of word group `words`.
+    #[inline(always)]
+    pub(crate) fn group_bucket(words: &[AtomicU64], sub: usize) -> [u64; B] {
+        let (_, shift) = Self::slot_position(sub, 0);
+        let mut loaded = [0u64; 4];
+        for (k, word) in loaded.iter_mut().enumerate().take(Self::WORDS_PER_BUCKET) {
+            *word = words[k].load(Ordering::Relaxed);
+        }
+        std::array::from_fn(|slot| {
+            let bit = shift as usize + slot * F::BITS as usize;
+            (loaded[bit / 64] >> (bit % 64)) & Self::SLOT_MASK
+        })
+    }
+
+    /// Slot `slot` of bucket `sub` of word group `words`.
+    #[inline(always)]
+    pub(crate) fn group_slot(words: &[AtomicU64], sub: usize, slot: usize) -> u64 {
+        let (word, shift) = Self::slot_position(sub, slot);
+        (words[word].load(Ordering::Relaxed) >> shift) & Self::SLOT_MASK
+    }
+
+    /// Stores `code` in slot `slot` of bucket `sub` of word group `words`, with `order`
+    /// (see [`set_slot`](Self::set_slot) and [`set_slot_in_window`](Self::set_slot_in_window)
+    /// for which, and why).
+    #[inline(always)]
+    pub(crate) fn group_store(
+        words: &[AtomicU64],
+        sub: usize,
+        slot: usize,
+        code: u64,
+        order: Ordering,
+    ) {
+        let (index, shift) = Self::slot_position(sub, slot);
+        let word = &words[index];
         let old = word.load(Ordering::Relaxed);
-        let new = (old & !(Self::SLOT_MASK << shift)) | (fp << shift);
+        let new = (old & !(Self::SLOT_MASK << shift)) | (code << shift);
         word.store(new, order);
+    }
+
+    /// Buckets `sub1` of group `words1` and `sub2` of group `words2` laid out as a
+    /// [`Pair`] (the rule of [`pair_of_words`](Self::pair_of_words), given virtual bucket
+    /// numbers: the first within word group 0, the second within the next).
+    #[inline(always)]
+    pub(crate) fn group_pair(
+        words1: &[AtomicU64],
+        sub1: usize,
+        words2: &[AtomicU64],
+        sub2: usize,
+    ) -> Pair {
+        let group = Self::WORDS_PER_BUCKET;
+        Self::pair_of_words(
+            |word| {
+                if word < group {
+                    words1[word].load(Ordering::Relaxed)
+                } else {
+                    words2[word - group].load(Ordering::Relaxed)
+                }
+            },
+            sub1,
+            Self::BUCKETS_PER_WORD + sub2,
+        )
     }
 
     /// Words of the table proper (the spare alignment words excluded): what a snapshot

@@ -128,6 +128,34 @@ fn removes_never_cost_another_key_through_ten_doublings_at_8_bits() {
 
 /// From a first capacity of 1,000 to 4 M keys: two writers insert while two readers
 /// look up keys the writers have acknowledged, and no reader ever misses one.
+/// Doublings in a row with no writer between them, so that each finds every stripe of
+/// the era before still unsplit: each doubling must split what nobody touched before it
+/// publishes the next era (else a later era reads codes two eras old as one), and every
+/// key is found after each, at 8 and 16 bits.
+#[test]
+fn doublings_in_a_row_split_what_no_writer_touched() {
+    fn check<F: concurrent_cuckoo_filter::Fingerprint>() {
+        let table = concurrent_cuckoo_filter::DoublingTable::<F, 4>::new(64, 4, 4);
+        let keys: Vec<u64> = (0..200u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5555)
+            .collect();
+        for &key in &keys {
+            table.insert_hash(key).expect("fits at era 0");
+        }
+        for era in 1..=4 {
+            assert!(table.double(), "doubling {era}");
+            let missed = keys
+                .iter()
+                .filter(|&&key| !table.contains_hash(key))
+                .count();
+            assert_eq!(missed, 0, "keys missed at era {era}, {} bits", F::BITS);
+            assert_eq!(table.len(), keys.len(), "codes at era {era}");
+        }
+    }
+    check::<u16>();
+    check::<u8>();
+}
+
 #[test]
 fn grows_from_a_thousand_to_four_million_keys_under_readers() {
     let filter = GrowableCuckooFilter::with_capacity(1_000);

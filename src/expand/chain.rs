@@ -16,9 +16,9 @@
 use std::collections::TryReserveError;
 
 use super::engine::ExpandTable;
+use super::engine::target_stripes;
 use super::scheme::{Era, Key, Scheme, stream_window};
 use super::segments::{LaterSegments, Segments};
-use super::stripes::target_stripes;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
 use crate::stripe::Access;

@@ -4,10 +4,12 @@
 //! - `scheme.rs`: the addressing scheme (below), pure functions shared by everything.
 //! - `model.rs`: the single-threaded reference table and chain of links (behind the
 //!   `test-hooks` feature), which the simulations below measure.
-//! - `engine.rs`: the concurrent table (lazy stripe-by-stripe splits), with
-//!   `segments.rs` (arrays that grow by appending) and `stripes.rs` (stripes that grow
-//!   with the table); `chain.rs`: its links. Driven alone, both hold the model's codes
-//!   slot for slot. `hooks.rs` exposes them on pre-hashed keys to the loom models and
+//! - `engine.rs`: the concurrent table, a layout of the crate's one engine
+//!   (`engine.rs` and `kick.rs` at the crate root hold the protocol), with lazy
+//!   stripe-by-stripe splits; `record.rs`: its era records (the crate's one `unsafe`
+//!   module besides the prefetch hint); `chain.rs`: its links, on `segments.rs` (arrays
+//!   that grow by appending). Driven alone, table and chain hold the model's codes slot
+//!   for slot. `hooks.rs` exposes them on pre-hashed keys to the loom models and
 //!   measurements as the hidden `DoublingTable` (`test-hooks` only).
 //!
 //! # What a doubling must do without keys
@@ -190,43 +192,46 @@
 //!
 //! # Concurrency
 //!
-//! What the engine does (`engine.rs` has the protocol in full):
+//! What the layout adds to the engine's protocol (`engine.rs` has it in full):
 //!
 //! - **Segments, never freed.** The table is segment 0 (`N0` buckets) and one segment
-//!   per doubling (as many buckets as all before), each a cache-line-aligned word array
-//!   published once. Bucket `i0 + N0 · t` lies in segment `k`, the bit length of `t`, at
-//!   offset `i0 + N0 · (t − 2^(k−1))`: no division, and nothing a reader holds is moved
-//!   or freed, so lookups need no reclamation. A table that never grew allocates no slot
-//!   for later segments.
-//! - **Stripes that grow with the table.** Bucket `b`'s stripe at era `e` is
-//!   `(b / W) mod L_e` (`W` buckets per word). `L` doubles with the table (up to one
-//!   stripe per 256 buckets, at most 65,536) and `2 · L_0 · W` divides `N0`, so a
-//!   bucket and its child `b + N_(e−1)` always share a stripe: a stripe's split touches
-//!   its own buckets only, and takes its own lock only. New stripes are appended as
-//!   segments, so a lock is never moved.
-//! - **An era word and a split bit.** The era and its stripe count are one word; each
-//!   stripe's seqlock version carries a bit saying whether its buckets hold codes of
-//!   the current era or still of the one before. A doubling (an insert that finds no
-//!   kick path in a table at least half full, at most one per insert) splits whatever
-//!   is left of the last era, appends the segments, and then, holding every stripe lock,
-//!   clears every split bit and publishes the new era word: nothing is copied there.
+//!   per doubling (as many buckets as all before), each a cache-line-aligned word array.
+//!   Bucket `i0 + N0 · t` lies in segment `k`, the bit length of `t`: nothing a reader
+//!   holds is moved or freed, so lookups need no reclamation.
+//! - **One record per era.** The era, its stripes, its counters and a directory of
+//!   where each segment lies are one record, published once with `Release` (an
+//!   `AtomicPtr`); every operation pins the current record with one `Acquire` load and
+//!   finds a bucket's word with a shift, one load from the directory and a bounds check
+//!   (`record.rs`), where it walked segment slots before. A record is never freed before
+//!   the table, so a reader that pinned an old one reads live memory.
+//! - **Stripes per era.** Bucket `b`'s stripe at era `e` is `(b / W) mod L_e` (`W`
+//!   buckets per word). `L` doubles with the table (up to one stripe per 256 buckets,
+//!   at most 65,536) and `2 · L_0 · W` divides `N0`, so a bucket and its child
+//!   `b + N_(e−1)` always share a stripe: a stripe's split touches its own buckets only,
+//!   and takes its own lock only. Each era's stripes are new (the old ones stay for
+//!   whoever still holds or waits on one: about 1% of the table's bytes over all eras),
+//!   and each stripe's version carries a bit saying whether its buckets hold codes of
+//!   the era or still of the one before.
+//! - **A doubling** (an insert that finds no kick path in a table at least half full,
+//!   at most one per insert) splits whatever is left of the current era, allocates the
+//!   next segment and the next era's stripes (all unsplit), and then, holding every
+//!   stripe lock of the current record, carries the stripes' counts over and publishes
+//!   the next record: nothing is copied there.
 //! - **Lazy splits.** A writer splits the stripes it needs (each under its lock, inside
-//!   its seqlock window) before it locks its pair, so it waits for at most one stripe's
-//!   split, never for the table; the next doubling splits what nobody touched. Under its
-//!   pair lock a writer checks the era word: a doubling holds every lock, so neither the
-//!   era nor its stripes' split state changes while it holds one. The split bits it
-//!   relies on it read before it locked, so a doubling marks every stripe unsplit with
-//!   the odd stamp it writes before the new era word: a writer that has seen the new
-//!   era cannot then read a split bit left from the old one.
+//!   its seqlock window) before it locks, so it waits for at most one stripe's split,
+//!   never for the table; the next doubling splits what nobody touched. Under its lock a
+//!   writer checks that its record is still current: a doubling holds every lock of the
+//!   record it replaces, so neither the era nor its stripes' split states change while a
+//!   writer holds one.
 //! - **Lookups never wait for a doubling.** A lookup reads a bucket of an unsplit stripe
 //!   as its parent with the key's code of the era before, and validates both stamps and
-//!   the era word; it retries only when a split or a kick move overlapped it. While the
-//!   first doubling's splits are under way a pair can mix era-0 codes (compared by
-//!   equality) and era-1 codes (by prefix): the compare picks per bucket.
-//! - **One search and move protocol**, the core filter's (BFS over partners, moves from
-//!   the free end back, each under its pair lock and checked there), and removes that
-//!   take the longest match, under the pair lock. (Written beside the core's, not yet
-//!   shared with it through a layout: that is still to do.)
+//!   that its record is still current; it retries only when a split, a doubling or a
+//!   kick move overlapped it. While the first doubling's splits are under way a pair can
+//!   mix era-0 codes (compared by equality) and era-1 codes (by prefix): the compare
+//!   picks per bucket.
+//! - **One search and move protocol**, the crate's (`kick.rs`: BFS over partners, moves
+//!   from the free end back, each under its pair lock and checked there), and removes
+//!   that take the longest match, under the pair lock.
 //! - **Adversarial keys.** More than `2b` live keys that share a base bucket and a first
 //!   block fill their pair with codes no kick can move, and no doubling tells them apart
 //!   (their buckets and partner are fixed by the block). A doubling therefore needs the
@@ -239,7 +244,7 @@
 //!   a lookup that reads a plain insert made after a split (n), an insert racing a
 //!   doubling (p), two unique inserts of one key racing a link's start (q), and an
 //!   insert whose kick path another insert breaks, which must search again rather than
-//!   take the table for full (r), each with a mutation in `break_models.py`.
+//!   take the table for full (r), each with one or two mutations in `break_models.py`.
 //!
 //! The public type is `growable.rs`'s `GrowableCuckooFilter`; its snapshots are
 //! `format/growable.rs`. Measured: see BENCHMARKS.md, "Growth in place".
@@ -252,6 +257,6 @@ pub(crate) mod engine;
 pub(crate) mod hooks;
 #[cfg(any(test, feature = "test-hooks"))]
 pub(crate) mod model;
+mod record;
 pub(crate) mod scheme;
 mod segments;
-mod stripes;

@@ -1,27 +1,13 @@
-//! Arrays that grow by appending, and never move or free what a reader may hold.
-//!
-//! An array of `n0 · 2^k` elements is segment 0 (`n0` elements) followed by segment
-//! `j ≥ 1` of `n0 · 2^(j−1)` elements, so element `r + n0 · t` (`r < n0`) lies in
-//! segment `bit_length(t)`, at offset `r + n0 · (t − 2^(j−1))`: no division, for any
-//! `n0`. A segment is published once, by the one thread that grows the array (the
-//! caller serialises growth), and from then on read by anyone; nothing is moved or
-//! freed before the array is dropped, so readers need no reclamation scheme.
-//!
-//! Segment 0 lives inline in the array's owner and the slots for later segments
-//! ([`LaterSegments`], in the owner's control block) are allocated at the first growth:
-//! an array that never grew carries no slot for segments it does not have.
+//! Arrays that grow by appending, and never move or free what a reader may hold: a
+//! chain's links (`chain.rs`). Element 0 lives inline in the array's owner, and each
+//! later element is published once, by the one thread that grows the array (the caller
+//! serialises growth), and from then on read by anyone; nothing is moved or freed
+//! before the array is dropped, so readers need no reclamation scheme. The slots for
+//! later elements ([`LaterSegments`], in the owner's control block) are allocated at the
+//! first growth: an array that never grew carries no slot for elements it does not
+//! have.
 
 use std::sync::OnceLock;
-
-/// Segment and offset of element `r + n0 · t`, `r < n0`.
-#[inline(always)]
-pub(crate) fn position(r: u64, t: u64, n0: u64) -> (usize, u64) {
-    if t == 0 {
-        return (0, r);
-    }
-    let segment = t.ilog2() + 1;
-    (segment as usize, r + n0 * (t - (1 << (segment - 1))))
-}
 
 /// The slots of an array's later segments: `slots[j − 1]` is segment `j`, allocated at
 /// the array's first growth. The array's owner keeps them in a block it boxes anyway
@@ -102,12 +88,6 @@ impl<'a, T> Segments<'a, T> {
         Self { first, later }
     }
 
-    /// Segment 0.
-    #[inline(always)]
-    pub(crate) fn first(self) -> &'a T {
-        self.first
-    }
-
     /// Segment `j`, if it has been published.
     #[inline(always)]
     pub(crate) fn get(self, j: usize) -> Option<&'a T> {
@@ -143,35 +123,6 @@ impl<'a, T> Segments<'a, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn positions_cover_each_size_once_in_order() {
-        for n0 in [1u64, 2, 6, 28, 100] {
-            let mut seen = Vec::new();
-            for t in 0..64u64 {
-                for r in 0..n0 {
-                    seen.push((position(r, t, n0), r + n0 * t));
-                }
-            }
-            seen.sort();
-            // Within each segment, offsets are 0, 1, 2, … with no gap or repeat.
-            let mut expected = (0usize, 0u64);
-            for ((segment, offset), _) in seen {
-                if segment != expected.0 {
-                    assert_eq!(segment, expected.0 + 1, "n0 {n0}");
-                    let size = if expected.0 == 0 {
-                        n0
-                    } else {
-                        n0 << (expected.0 - 1)
-                    };
-                    assert_eq!(expected.1, size, "segment {} size, n0 {n0}", expected.0);
-                    expected = (segment, 0);
-                }
-                assert_eq!(offset, expected.1, "n0 {n0}");
-                expected.1 += 1;
-            }
-        }
-    }
 
     #[test]
     fn segments_publish_once_and_in_range() {

@@ -1,0 +1,116 @@
+//! Instructions per lookup and per insert, for counting under callgrind (deterministic
+//! where timings on a shared 2-core machine are not): the core `CuckooFilter` against
+//! the `GrowableCuckooFilter` pre-sized, grown three times and grown ten times, all of
+//! the same geometry (16-bit fingerprints, 4 slots) and about the same slots, called as
+//! users call them: through a `&dyn` trait object from a loop that cannot inline them.
+//!
+//! ```text
+//! cargo build --release --example instructions
+//! for filter in core presized grown3 grown10; do for op in contains fill; do
+//!   for work in 0 1; do
+//!     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!       target/release/examples/instructions $filter $op $work 2>&1 | grep Collected
+//!   done
+//! done; done
+//! ```
+//!
+//! `contains`: the filter is filled to about 90% of its slots, then (with `work` 1)
+//! 2^20 lookups run, half of keys inserted and half of others; instructions per lookup
+//! = (collected with work − without) / 2^20. `fill`: the fill itself (a fresh filter, its
+//! keys inserted one at a time, every kick, split and doubling included) against
+//! building it only; instructions per insert = the difference / keys. Keys are
+//! splitmix64 values, the same for every filter.
+
+use std::hint::black_box;
+
+use concurrent_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter};
+
+/// Slots of every filter: 2^20 (the core's capacity rounds to about this).
+const SLOTS: usize = 1 << 20;
+
+/// Lookups counted with `work` 1.
+const LOOKUPS: u64 = 1 << 20;
+
+fn spread(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What the counted loops call: each method a separate function behind a vtable.
+trait Filter {
+    fn contains(&self, key: u64) -> bool;
+    fn insert(&self, key: u64) -> bool;
+}
+
+/// [`Filter`] for the crate's two filter types, whose methods of the same names do the
+/// same.
+macro_rules! filter {
+    ($filter:ty) => {
+        impl Filter for $filter {
+            #[inline(never)]
+            fn contains(&self, key: u64) -> bool {
+                self.contains_hash(key)
+            }
+            #[inline(never)]
+            fn insert(&self, key: u64) -> bool {
+                self.insert_hash(key).is_ok()
+            }
+        }
+    };
+}
+
+filter!(CuckooFilter);
+filter!(GrowableCuckooFilter);
+
+/// The filter named `name`, built empty, and the keys it is filled with.
+fn build(name: &str) -> (Box<dyn Filter>, u64) {
+    // About 90% of the slots, where the growable filters have doubled 3 or 10 times.
+    let keys = (SLOTS as f64 * 0.9) as u64;
+    let growable =
+        |first: usize| -> Box<dyn Filter> { Box::new(GrowableCuckooFilter::with_capacity(first)) };
+    let filter: Box<dyn Filter> = match name {
+        "core" => Box::new(CuckooFilter::with_capacity(keys as usize)),
+        "presized" => growable(keys as usize),
+        "grown3" => growable(keys as usize >> 3),
+        "grown10" => growable(keys as usize >> 10),
+        other => panic!("unknown filter {other}: core, presized, grown3 or grown10"),
+    };
+    (filter, keys)
+}
+
+#[inline(never)]
+fn fill(filter: &dyn Filter, keys: u64) -> u64 {
+    (0..keys)
+        .map(|i| u64::from(filter.insert(black_box(spread(i)))))
+        .sum()
+}
+
+#[inline(never)]
+fn look_up(filter: &dyn Filter, keys: u64) -> u64 {
+    // Every other lookup is of a key inserted, the rest of keys never inserted.
+    (0..LOOKUPS)
+        .map(|i| {
+            let key = if i % 2 == 0 { i % keys } else { keys + i };
+            u64::from(filter.contains(black_box(spread(key))))
+        })
+        .sum()
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let name = args.next().unwrap_or_else(|| "core".into());
+    let op = args.next().unwrap_or_else(|| "contains".into());
+    let work = args.next().is_none_or(|w| w != "0");
+    let (filter, keys) = build(&name);
+    let (inserted, hits) = match op.as_str() {
+        "contains" => {
+            let inserted = fill(&*filter, keys);
+            (inserted, if work { look_up(&*filter, keys) } else { 0 })
+        }
+        "fill" => (if work { fill(&*filter, keys) } else { 0 }, 0),
+        other => panic!("unknown operation {other}: contains or fill"),
+    };
+    println!("{name} {op}: {inserted} of {keys} keys inserted, {hits} hits");
+}
