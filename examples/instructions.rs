@@ -15,7 +15,7 @@
 //! ```
 //!
 //! `contains`: the filter is filled to about 90% of its slots, then (with `work` 1)
-//! 2^20 lookups run, half of keys inserted and half of others; instructions per lookup
+//! 2^20 lookups run (times `rounds`, an optional fourth argument, for a profile), half of keys inserted and half of others; instructions per lookup
 //! = (collected with work − without) / 2^20. `fill`: the fill itself (a fresh filter, its
 //! keys inserted one at a time, every kick, split and doubling included) against
 //! building it only; instructions per insert = the difference / keys. Keys are
@@ -88,9 +88,9 @@ fn fill(filter: &dyn Filter, keys: u64) -> u64 {
 }
 
 #[inline(never)]
-fn look_up(filter: &dyn Filter, keys: u64) -> u64 {
+fn look_up(filter: &dyn Filter, keys: u64, lookups: u64) -> u64 {
     // Every other lookup is of a key inserted, the rest of keys never inserted.
-    (0..LOOKUPS)
+    (0..lookups)
         .map(|i| {
             let key = if i % 2 == 0 { i % keys } else { keys + i };
             u64::from(filter.contains(black_box(spread(key))))
@@ -103,11 +103,20 @@ fn main() {
     let name = args.next().unwrap_or_else(|| "core".into());
     let op = args.next().unwrap_or_else(|| "contains".into());
     let work = args.next().is_none_or(|w| w != "0");
+    // More rounds of lookups, for a profile where they outweigh the fill.
+    let rounds: u64 = args.next().map_or(1, |r| r.parse().expect("rounds"));
     let (filter, keys) = build(&name);
     let (inserted, hits) = match op.as_str() {
         "contains" => {
             let inserted = fill(&*filter, keys);
-            (inserted, if work { look_up(&*filter, keys) } else { 0 })
+            (
+                inserted,
+                if work {
+                    look_up(&*filter, keys, rounds * LOOKUPS)
+                } else {
+                    0
+                },
+            )
         }
         "fill" => (if work { fill(&*filter, keys) } else { 0 }, 0),
         other => panic!("unknown operation {other}: contains or fill"),

@@ -390,9 +390,7 @@ MUTATIONS = {
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",
         "a kicked insert is not counted",
         "src/kick.rs",
-        """                    layout
-                        .counters(era)
-                        .kicked(layout.stripe_of(era, c.buckets[0]), moves);""",
+        """                    layout.count_kick::<A>(era, layout.stripe_of(era, c.buckets[0]), moves);""",
         """                    let _ = moves;""",
     ),
 }

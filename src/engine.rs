@@ -49,7 +49,6 @@
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair};
-use crate::stats::Counters;
 use crate::stripe::{Access, Locked, Stamp, Stripes};
 use crate::sync::Backoff;
 
@@ -162,8 +161,9 @@ pub(crate) trait Layout<const B: usize> {
     /// The stripes of `era`.
     fn stripes<'a>(&'a self, era: Self::Era<'a>) -> &'a Stripes;
 
-    /// The statistics counters of `era`'s table.
-    fn counters<'a>(&'a self, era: Self::Era<'a>) -> &'a Counters;
+    /// Counts an insert near `stripe` that moved `moves` codes to make room (statistics,
+    /// on the kick path only).
+    fn count_kick<A: Access>(&self, era: Self::Era<'_>, stripe: usize, moves: usize);
 
     /// `key`'s buckets and codes at `era`.
     fn locate(&self, era: Self::Era<'_>, key: Self::Key) -> Located<Self::Bucket>;

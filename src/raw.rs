@@ -317,8 +317,8 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
     }
 
     #[inline(always)]
-    fn counters(&self, (): ()) -> &Counters {
-        &self.counters
+    fn count_kick<A: Access>(&self, (): (), stripe: usize, moves: usize) {
+        self.counters.kicked(stripe, moves);
     }
 
     #[inline(always)]

@@ -64,12 +64,6 @@ pub(crate) struct Stripes {
     /// 128 bytes to every filter (a fifth of a small `RecentFilter`'s fixed part) for a
     /// word written twice per snapshot.
     snapshots: Box<AtomicUsize>,
-    /// Whether a stripe's count may pass below zero (wrapping): a growing table's
-    /// stripes, where a doubling leaves each old stripe's count with one of the two new
-    /// stripes its buckets go to, and only the sum means anything. A fixed table's
-    /// counts are exact per stripe, and one below zero is a bug that the tests' overflow
-    /// checks catch.
-    counts_wrap: bool,
 }
 
 /// Kick moves are paused while this lives: a snapshot copies the table meanwhile.
@@ -128,22 +122,21 @@ impl Stamp {
 impl Stripes {
     /// `count` must be a power of two.
     pub(crate) fn new(count: usize) -> Self {
-        Self::with_version(count, 0, false)
+        Self::with_version(count, 0)
     }
 
     /// The stripes of one era of a growing table: split (their buckets hold that era's
-    /// codes, as at era 0) or not (a doubling's new era), counts that may wrap.
+    /// codes, as at era 0) or not (a doubling's new era).
     pub(crate) fn for_era(count: usize, split: bool) -> Self {
-        Self::with_version(count, if split { SPLIT } else { 0 }, true)
+        Self::with_version(count, if split { SPLIT } else { 0 })
     }
 
-    fn with_version(count: usize, version: u32, counts_wrap: bool) -> Self {
+    fn with_version(count: usize, version: u32) -> Self {
         debug_assert!(count.is_power_of_two());
         Self {
             versions: (0..count).map(|_| AtomicU32::new(version)).collect(),
             writers: (0..count).map(|_| WriterStripe::new()).collect(),
             snapshots: Box::new(AtomicUsize::new(0)),
-            counts_wrap,
         }
     }
 
@@ -165,8 +158,10 @@ impl Stripes {
             + std::mem::size_of::<AtomicUsize>()
     }
 
-    /// Fingerprints stored, summed over the stripes (exact when no writer is active;
-    /// wrapping, for a growing table's counts: see `counts_wrap`).
+    /// Fingerprints stored, summed over the stripes (exact when no writer is active).
+    /// Wrapping: a growing table's doubling leaves each old stripe's count with one of
+    /// the two new stripes its buckets go to, whose removes may then take the other below
+    /// zero, and only the sum means anything.
     pub(crate) fn total_count(&self) -> usize {
         self.writers.iter().fold(0usize, |sum, stripe| {
             sum.wrapping_add(stripe.count.load(Ordering::Relaxed))
@@ -447,12 +442,10 @@ pub(crate) trait Locked {
 
 /// One more (`added`) or one fewer fingerprint in a stripe's count: a load and a
 /// store, since its one writer holds the stripe's lock or the whole filter. Wrapping,
-/// as a growing table's counts may (`wraps`); a fixed table's count that would go below
-/// zero is a bug, which builds with debug assertions (the tests') report.
+/// as a growing table's counts may (see [`Stripes::total_count`]).
 #[inline]
-fn add_to_count(count: &AtomicUsize, added: bool, wraps: bool) {
+fn add_to_count(count: &AtomicUsize, added: bool) {
     let old = count.load(Ordering::Relaxed);
-    debug_assert!(added || wraps || old > 0, "a stripe's count below zero");
     let new = if added {
         old.wrapping_add(1)
     } else {
@@ -467,12 +460,12 @@ pub(crate) struct Unlocked<'a>(&'a Stripes);
 impl Locked for Unlocked<'_> {
     #[inline]
     fn count_added(&self, stripe: usize) {
-        add_to_count(&self.0.writers[stripe].count, true, self.0.counts_wrap);
+        add_to_count(&self.0.writers[stripe].count, true);
     }
 
     #[inline]
     fn count_removed(&self, stripe: usize) {
-        add_to_count(&self.0.writers[stripe].count, false, self.0.counts_wrap);
+        add_to_count(&self.0.writers[stripe].count, false);
     }
 
     /// A snapshot reads through `&self`, which no one has while the filter is held
@@ -501,13 +494,13 @@ impl Locked for PairGuard<'_> {
     /// One more fingerprint in `stripe` (one of the locked two).
     #[inline]
     fn count_added(&self, stripe: usize) {
-        add_to_count(self.count(stripe), true, self.stripes.counts_wrap);
+        add_to_count(self.count(stripe), true);
     }
 
     /// One fingerprint fewer in `stripe` (one of the locked two).
     #[inline]
     fn count_removed(&self, stripe: usize) {
-        add_to_count(self.count(stripe), false, self.stripes.counts_wrap);
+        add_to_count(self.count(stripe), false);
     }
 
     #[inline]

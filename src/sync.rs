@@ -9,10 +9,12 @@
 
 #[cfg(cuckoo_loom)]
 pub(crate) use loom::sync::atomic::{
-    AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 #[cfg(not(cuckoo_loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{
+    AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
 
 #[cfg(cuckoo_loom)]
 use loom::sync::atomic::AtomicBool;

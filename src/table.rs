@@ -123,6 +123,12 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         table
     }
 
+    /// The table's words, its spare ones included (for an owner that reaches them
+    /// through [`first_word`](Self::first_word) taken before).
+    pub(crate) fn into_words(self) -> Box<[AtomicU64]> {
+        self.words
+    }
+
     /// Table word 0 (past the spare words): where a directory of segments points.
     pub(crate) fn first_word(&self) -> *const AtomicU64 {
         self.words.as_ptr().wrapping_add(self.position(0))

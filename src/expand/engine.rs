@@ -45,9 +45,8 @@ use crate::engine::{self, Growth, Layout, Located, Stale};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
-use crate::stats::Counters;
 use crate::stripe::{Access, MovesPaused, Shared, Stamp, Stripes};
-use crate::sync::{Lock, LockGuard, Ordering};
+use crate::sync::{AtomicU8, AtomicU64, Lock, LockGuard, Ordering};
 use crate::table::Table;
 
 /// Doublings one insert may cause. A doubling that did not make room for a key is one
@@ -101,6 +100,10 @@ struct Control<F, const B: usize> {
     records: Records<F, B>,
     /// Held by the one thread that doubles the table (and by a snapshot or a clear).
     growing: Lock,
+    /// Inserts that moved codes to make room, and the longest path one took (stats;
+    /// written on the kick path only, after the records, which lookups read).
+    kicked: AtomicU64,
+    longest_path: AtomicU8,
 }
 
 pub(crate) struct ExpandTable<F, const B: usize> {
@@ -111,10 +114,6 @@ pub(crate) struct ExpandTable<F, const B: usize> {
     moves: u8,
     /// Doublings per growth (the growth factor's log2, at least 1).
     step: u8,
-    /// `⌈2^64 / base_buckets⌉`: a bucket number (below 2^32) divided by the base
-    /// buckets with a multiply instead of a division (Lemire, Kaser and Kurz, "Faster
-    /// remainder by direct computation", 2019), for a split's walk over its buckets.
-    base_reciprocal: u64,
 }
 
 crate::raw::assert_freeze!(ExpandTable<u8, 4>, ExpandTable<u16, 4>, ExpandTable<u16, 8>);
@@ -157,25 +156,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         debug_assert!(stripes.is_power_of_two());
         debug_assert!(base_buckets.is_multiple_of(2 * stripes as u64 * Self::PER_WORD));
         let scheme = Scheme::new(base_buckets, F::BITS);
-        let first = EraRecord::new(
-            0,
-            Stripes::for_era(stripes, true),
-            Counters::new(stripes, base_buckets as usize),
-            0,
-            segment,
-            0,
-            None,
-        );
+        let first = EraRecord::new(0, Stripes::for_era(stripes, true), 0, segment, 0, None);
         Ok(Self {
             base_buckets,
             control: Box::new(Control {
                 records: Records::new(first),
                 growing: Lock::default(),
+                kicked: AtomicU64::new(0),
+                longest_path: AtomicU8::new(0),
             }),
             max_era: max_doublings.min(scheme.max_era()),
             moves: max_moves(B) as u8,
             step: 1,
-            base_reciprocal: u64::MAX / base_buckets + 1,
         })
     }
 
@@ -200,15 +192,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.step = step.clamp(1, 8) as u8;
     }
 
-    /// Inserts that moved codes, and the longest kick path taken, over every era.
+    /// Inserts that moved codes, and the longest kick path taken.
     pub(crate) fn kicks(&self) -> (u64, u64) {
-        let (mut kicked, mut longest) = (0, 0);
-        self.control.records.for_each(|record| {
-            let events = record.counters.sum();
-            kicked += events.kicked;
-            longest = longest.max(events.longest_path);
-        });
-        (kicked, longest)
+        (
+            self.control.kicked.load(Ordering::Relaxed),
+            u64::from(self.control.longest_path.load(Ordering::Relaxed)),
+        )
     }
 
     /// Stripes whose codes have not yet moved to the current era (a doubling's
@@ -320,7 +309,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let mut bytes = 0;
         self.control
             .records
-            .for_each(|record| bytes += record.own_segment().memory_usage());
+            .for_each(|record| bytes += record.segment_bytes());
         bytes
     }
 
@@ -368,14 +357,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         ]
     }
 
-    /// Bucket `index` (below 2^32) as a spot.
-    #[inline(always)]
+    /// Bucket `index` (below 2^32) as a spot (a division: for the cold paths, and a
+    /// split's walk over its buckets).
     fn spot_of(&self, index: u64) -> Spot {
         debug_assert!(index < 1 << 32, "a table stays within 2^32 buckets");
-        let t = ((u128::from(self.base_reciprocal) * u128::from(index)) >> 64) as u64;
         Spot {
-            base: (index - t * self.base_buckets) as u32,
-            t: t as u32,
+            base: (index % self.base_buckets) as u32,
+            t: (index / self.base_buckets) as u32,
         }
     }
 
@@ -498,15 +486,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         unique: bool,
         current: &dyn Fn() -> bool,
     ) -> Option<Result<bool, InsertError>> {
-        // The buckets' miss then overlaps the split checks and the lock, which come
-        // before the first load.
-        let sides = self.sides(key);
-        let record = self.record();
-        let c = self.locate(record, sides);
-        for spot in c.buckets {
-            self.prefetch_bucket(record, spot);
-        }
-        engine::insert(self, access, sides, unique, &current)
+        // No prefetch first: the engine loads the pair right after it pins the era and
+        // checks two split bits, so the miss starts as early (a prefetch here located the
+        // key twice).
+        engine::insert(self, access, self.sides(key), unique, &current)
     }
 
     /// Waits until no writer holds `key`'s pair (at the current era): every placement
@@ -659,7 +642,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let next = EraRecord::new(
             era + 1,
             Stripes::for_era(next_stripes, false),
-            Counters::new(next_stripes, self.buckets(era + 1) as usize),
             next_stripes as u32,
             segment,
             Table::<F, B>::word_of(self.buckets(era) as usize),
@@ -675,8 +657,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             next.stripes
                 .add_count(stripe, record.stripes.count(stripe) as isize);
         }
-        self.control.records.publish(next);
-        true
+        self.control.records.publish(next, self.max_era)
     }
 
     // ----- snapshots, restoring, clearing -----
@@ -742,13 +723,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let next = EraRecord::new(
                 past + 1,
                 Stripes::for_era(stripes, true),
-                Counters::new(stripes, table.buckets(past + 1) as usize),
                 0,
                 segment,
                 Table::<F, B>::word_of(table.buckets(past) as usize),
                 Some(record),
             );
-            table.control.records.publish(next);
+            table.control.records.publish(next, max_era);
         }
         // Each stripe's count, word by word: a word's codes all count to its first
         // bucket's stripe (buckets that share a word share a stripe).
@@ -875,9 +855,21 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         &record.stripes
     }
 
+    /// Beside the records that lookups read, so the longest path is written only when
+    /// it grows; with exclusive access, without a read-modify-write.
     #[inline(always)]
-    fn counters<'a>(&'a self, record: &'a EraRecord<F, B>) -> &'a Counters {
-        &record.counters
+    fn count_kick<A: Access>(&self, _: &EraRecord<F, B>, _: usize, moves: usize) {
+        A::count_one(&self.control.kicked);
+        let moves = u8::try_from(moves).unwrap_or(u8::MAX);
+        if moves > self.control.longest_path.load(Ordering::Relaxed) {
+            if A::SHARED {
+                self.control
+                    .longest_path
+                    .fetch_max(moves, Ordering::Relaxed);
+            } else {
+                self.control.longest_path.store(moves, Ordering::Relaxed);
+            }
+        }
     }
 
     #[inline(always)]
@@ -1025,7 +1017,9 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         record: &EraRecord<F, B>,
         c: &Located<Spot>,
     ) -> Result<(), Stale> {
-        if self.settled(record) {
+        // Only with exclusive access may the count stand in for the split bits: shared,
+        // a writer must see the split it relies on through that stripe's own version.
+        if !A::SHARED && self.settled(record) {
             return Ok(());
         }
         let mut ready = Ok(());
@@ -1042,7 +1036,8 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     #[inline(always)]
     fn readable<A: Access>(&self, record: &EraRecord<F, B>, spot: Spot) -> Result<(), Stale> {
         let stripe = self.stripe_at(record, spot);
-        if !self.settled(record) && !record.stripes.is_split(stripe) {
+        // As in `make_ready`: the count stands in for the split bits only exclusively.
+        if (A::SHARED || !self.settled(record)) && !record.stripes.is_split(stripe) {
             self.split_stripe::<A>(record, stripe);
         }
         if self.control.records.is_current(record) {

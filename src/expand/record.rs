@@ -2,7 +2,7 @@
 //! once, so that an operation finds everything it needs from one `Acquire` load.
 //!
 //! A record holds its era, the stripes of that era (locks, seqlock versions with their
-//! split bits, counts), its statistics counters, the table segment that era added, and
+//! split bits, counts), the table segment that era added, and
 //! a *directory*: for each segment of the table at that era, where its words lie. A
 //! bucket `base + N0 · t` (`t` below `2^era`) lies in segment `k = bit_length(t)`, so a
 //! lookup finds its word with a shift, one load from the directory and a bounds check,
@@ -29,11 +29,10 @@
 #![allow(unsafe_code)]
 
 use std::marker::PhantomData;
-use std::sync::Mutex;
 
 use super::scheme::Era;
+use super::segments::LaterSegments;
 use crate::fingerprint::Fingerprint;
-use crate::stats::Counters;
 use crate::stripe::Stripes;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::table::Table;
@@ -67,8 +66,7 @@ unsafe impl Send for Directory {}
 // SAFETY: as above.
 unsafe impl Sync for Directory {}
 
-/// One era of a table: its stripes and counters, the segment it added, and where every
-/// segment lies.
+/// One era of a table: its stripes, the segment it added, and where every segment lies.
 pub(crate) struct EraRecord<F, const B: usize> {
     pub(crate) era: Era,
     /// `2^era − 1`: the stream bits that pick a base bucket's descendant.
@@ -76,24 +74,23 @@ pub(crate) struct EraRecord<F, const B: usize> {
     /// Stripes of this era. Their versions' split bits say which stripes hold this
     /// era's codes (all of them at era 0); a doubling makes the next era's stripes anew.
     pub(crate) stripes: Stripes,
-    /// Kicks and refusals counted at this era.
-    pub(crate) counters: Counters,
     /// Stripes of this era not split yet (0 at era 0): with exclusive access and none
     /// left, no split bit needs reading.
     pub(crate) unsplit: AtomicU32,
-    /// The segment this era added (segment 0 at era 0).
-    segment: Table<F, B>,
+    /// The words of the segment this era added (segment 0 at era 0), owned here; the
+    /// directory says where its table words start.
+    segment: Box<[AtomicU64]>,
     directory: Directory,
+    _fingerprint: PhantomData<fn() -> F>,
 }
 
 impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// Era `era`'s record: `stripes` (their versions set already), the segment it adds
-    /// (`segment`, holding the table's words from `start`), after the segments of
+    /// (`segment`, holding the table's words from `start` on), after the segments of
     /// `before` (the record of the era before, `None` at era 0).
     pub(crate) fn new(
         era: Era,
         stripes: Stripes,
-        counters: Counters,
         unsplit: u32,
         segment: Table<F, B>,
         start: usize,
@@ -115,19 +112,19 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             era,
             mask: ((1u64 << era) - 1) as u32,
             stripes,
-            counters,
             unsplit: AtomicU32::new(unsplit),
-            segment,
+            segment: segment.into_words(),
             directory: Directory { entries },
+            _fingerprint: PhantomData,
         }
     }
 
-    /// The segment this era added.
-    pub(crate) fn own_segment(&self) -> &Table<F, B> {
-        &self.segment
+    /// Bytes of the segment this era added.
+    pub(crate) fn segment_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.segment)
     }
 
-    /// Segment `k`'s words (`k` at most the era).
+    /// Segment `k`'s words (`k` at most the era), and the first table word they hold.
     #[inline(always)]
     fn segment_words(&self, k: usize) -> (&[AtomicU64], usize) {
         let entry = self.directory.entries[k];
@@ -142,14 +139,14 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// buckets, its neighbour in the word), and which of the group's buckets it is.
     #[inline(always)]
     pub(crate) fn bucket(&self, spot: Spot, base_buckets: u64) -> (&[AtomicU64], usize) {
-        let index = u64::from(spot.base) + base_buckets * u64::from(spot.t);
+        let index = (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize;
         let k = (u32::BITS - spot.t.leading_zeros()) as usize;
         let (words, start) = self.segment_words(k);
-        let first = Table::<F, B>::word_of(index as usize) - start;
+        let first = Table::<F, B>::word_of(index) - start;
         let group = Table::<F, B>::WORDS_PER_BUCKET;
         (
             &words[first..first + group],
-            index as usize % Table::<F, B>::BUCKETS_PER_WORD,
+            index % Table::<F, B>::BUCKETS_PER_WORD,
         )
     }
 
@@ -158,12 +155,10 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
         (0..self.directory.entries.len()).map(|k| self.segment_words(k).0)
     }
 
-    /// Bytes of the record's own allocations: stripes, counters, its segment, its
-    /// directory.
+    /// Bytes of the record's own allocations: stripes, its segment, its directory.
     pub(crate) fn memory_usage(&self) -> usize {
         self.stripes.memory_usage()
-            + self.counters.memory_usage()
-            + self.segment.memory_usage()
+            + self.segment_bytes()
             + std::mem::size_of_val(&*self.directory.entries)
     }
 }
@@ -175,11 +170,10 @@ pub(crate) struct Records<F, const B: usize> {
     /// pointer to `first` itself would be taken before this block moves into its box.)
     current: AtomicPtr<EraRecord<F, B>>,
     first: EraRecord<F, B>,
-    /// Held only by a doubling (under the table's growth lock), a snapshot or a restore.
-    /// Each record boxed: `current` points into the box, which a push must not move.
-    #[allow(clippy::vec_box)]
-    later: Mutex<Vec<Box<EraRecord<F, B>>>>,
-    _fingerprint: PhantomData<fn() -> F>,
+    /// Record `e` for era `e ≥ 1`, each set once, by a doubling (under the table's growth
+    /// lock) or a restore, and never moved after: the slots are allocated at the first
+    /// doubling, so a table that never grew pays for none.
+    later: LaterSegments<EraRecord<F, B>>,
 }
 
 impl<F: Fingerprint, const B: usize> Records<F, B> {
@@ -188,8 +182,7 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         Self {
             current: AtomicPtr::new(std::ptr::null_mut()),
             first,
-            later: Mutex::new(Vec::new()),
-            _fingerprint: PhantomData,
+            later: LaterSegments::new(),
         }
     }
 
@@ -198,8 +191,8 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         if pointer.is_null() {
             &self.first
         } else {
-            // SAFETY: a non-null `current` points to a record of `later` (`publish`),
-            // which lives, unmoved in its box, until `self` drops (module docs); `&self`
+            // SAFETY: a non-null `current` points to a record in a slot of `later`
+            // (`publish`), which lives, unmoved, until `self` drops (module docs); `&self`
             // borrows it.
             unsafe { &*pointer }
         }
@@ -219,37 +212,31 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         std::ptr::eq(self.resolve(self.current.load(Ordering::Relaxed)), record)
     }
 
-    /// Publishes `record` as the current one (`Release`: after everything in it), and
-    /// keeps it. The caller holds the table's growth lock and every stripe lock of the
-    /// current record.
-    pub(crate) fn publish(&self, record: EraRecord<F, B>) {
-        let mut later = self
-            .later
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let record = Box::new(record);
-        let pointer = std::ptr::from_ref(&*record).cast_mut();
-        later.push(record);
-        self.current.store(pointer, Ordering::Release);
+    /// Publishes `record`, of era `record.era` (the current era's next, at most
+    /// `max_era`), as the current one (`Release`: after everything in it), and keeps it.
+    /// The caller holds the table's growth lock and every stripe lock of the current
+    /// record. False (nothing changed) if that era's slot is out of range or taken.
+    pub(crate) fn publish(&self, record: EraRecord<F, B>, max_era: Era) -> bool {
+        let era = record.era as usize;
+        if !self.later.publish(era, record, max_era as usize) {
+            return false;
+        }
+        let Some(record) = self.later.get(era) else {
+            return false;
+        };
+        self.current
+            .store(std::ptr::from_ref(record).cast_mut(), Ordering::Release);
+        true
     }
 
     /// Calls `each` on every record, oldest first.
     pub(crate) fn for_each(&self, mut each: impl FnMut(&EraRecord<F, B>)) {
         each(&self.first);
-        let later = self
-            .later
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        later.iter().for_each(|record| each(record));
+        self.later.iter().for_each(each);
     }
 
-    /// Bytes of the list of later records (the records themselves aside).
+    /// Bytes of the slots for later records (the first lives inline).
     pub(crate) fn list_bytes(&self) -> usize {
-        let later = self
-            .later
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        later.capacity() * std::mem::size_of::<Box<EraRecord<F, B>>>()
-            + later.len() * std::mem::size_of::<EraRecord<F, B>>()
+        self.later.slot_bytes()
     }
 }

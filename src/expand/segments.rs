@@ -1,5 +1,5 @@
 //! Arrays that grow by appending, and never move or free what a reader may hold: a
-//! chain's links (`chain.rs`). Element 0 lives inline in the array's owner, and each
+//! chain's links (`chain.rs`) and a table's era records (`record.rs`). Element 0 lives inline in the array's owner, and each
 //! later element is published once, by the one thread that grows the array (the caller
 //! serialises growth), and from then on read by anyone; nothing is moved or freed
 //! before the array is dropped, so readers need no reclamation scheme. The slots for
@@ -30,8 +30,16 @@ impl<T> LaterSegments<T> {
 
     /// Segment `j ≥ 1`, if it has been published.
     #[inline(always)]
-    fn get(&self, j: usize) -> Option<&T> {
+    pub(crate) fn get(&self, j: usize) -> Option<&T> {
         self.slots.get()?.get(j.checked_sub(1)?)?.get()
+    }
+
+    /// Every later segment published, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.slots
+            .get()
+            .into_iter()
+            .flat_map(|slots| slots.iter().map_while(OnceLock::get))
     }
 
     /// Publishes segment `j` (`1..=max_later`), once; `max_later`, the most later
@@ -110,13 +118,7 @@ impl<'a, T> Segments<'a, T> {
 
     /// Every published segment, in order.
     pub(crate) fn iter(self) -> impl Iterator<Item = &'a T> {
-        std::iter::once(self.first).chain(
-            self.later
-                .slots
-                .get()
-                .into_iter()
-                .flat_map(|slots| slots.iter().map_while(OnceLock::get)),
-        )
+        std::iter::once(self.first).chain(self.later.iter())
     }
 }
 
