@@ -383,8 +383,8 @@ MUTATIONS = {
         "tests/exclusive.rs::exclusive_and_shared_growable_operations_leave_the_same_table",
         "a doubling counts one unsplit stripe too few (exclusive reads skip a split bit too soon)",
         "src/expand/engine.rs",
-        """            next_stripes as u32,""",
-        """            next_stripes as u32 - 1,""",
+        """            .store(next_stripes as u32, Ordering::Relaxed);""",
+        """            .store(next_stripes as u32 - 1, Ordering::Relaxed);""",
     ),
     "t6": (
         "tests/stats.rs::filling_to_the_first_failure_counts_kicks_and_refusals",

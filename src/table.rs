@@ -67,7 +67,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     pub(crate) const SLOT_MASK: u64 = u64::MAX >> (64 - F::BITS);
     /// Words allocated beyond the table's own, so that it can start on a multiple of the
     /// bucket size: the most an 8-byte-aligned allocation can be short of it.
-    const SPARE_WORDS: usize = Self::WORDS_PER_BUCKET - 1;
+    pub(crate) const SPARE_WORDS: usize = Self::WORDS_PER_BUCKET - 1;
 
     /// A table whose words are `contents` in order, then 0 (an empty table for no
     /// contents; a restored snapshot's table), or the allocator's refusal (reported, not
@@ -123,8 +123,14 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         table
     }
 
+    /// Where table word 0 lies in the allocated words (past spare alignment words).
+    pub(crate) fn skip(&self) -> usize {
+        self.position(0)
+    }
+
     /// The table's words, its spare ones included (for an owner that reaches them
-    /// through [`first_word`](Self::first_word) taken before).
+    /// through [`first_word`](Self::first_word) taken before, or past
+    /// [`skip`](Self::skip)).
     pub(crate) fn into_words(self) -> Box<[AtomicU64]> {
         self.words
     }

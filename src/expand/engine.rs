@@ -46,7 +46,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
 use crate::stripe::{Access, MovesPaused, Shared, Stamp, Stripes};
-use crate::sync::{AtomicU8, AtomicU64, Lock, LockGuard, Ordering};
+use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 use crate::table::Table;
 
 /// Doublings one insert may cause. A doubling that did not make room for a key is one
@@ -100,6 +100,10 @@ struct Control<F, const B: usize> {
     records: Records<F, B>,
     /// Held by the one thread that doubles the table (and by a snapshot or a clear).
     growing: Lock,
+    /// Stripes of the current era not split yet (set by a doubling, counted down by
+    /// each split; 0 at era 0): with exclusive access and none left, no split bit needs
+    /// reading.
+    unsplit: AtomicU32,
     /// Inserts that moved codes to make room, and the longest path one took (stats;
     /// written on the kick path only, after the records, which lookups read).
     kicked: AtomicU64,
@@ -108,6 +112,9 @@ struct Control<F, const B: usize> {
 
 pub(crate) struct ExpandTable<F, const B: usize> {
     base_buckets: u64,
+    /// Era 0's record: a lookup of a table that never grew finds its stripes and its
+    /// segment here, with no pointer to follow (the era's check aside).
+    first: EraRecord<F, B>,
     control: Box<Control<F, B>>,
     max_era: Era,
     /// The kick path bound, in moves (at most [`max_moves`]).
@@ -156,12 +163,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         debug_assert!(stripes.is_power_of_two());
         debug_assert!(base_buckets.is_multiple_of(2 * stripes as u64 * Self::PER_WORD));
         let scheme = Scheme::new(base_buckets, F::BITS);
-        let first = EraRecord::new(0, Stripes::for_era(stripes, true), 0, segment, 0, None);
+        let first = EraRecord::new(0, Stripes::for_era(stripes, true), segment, 0, None);
         Ok(Self {
             base_buckets,
+            first,
             control: Box::new(Control {
-                records: Records::new(first),
+                records: Records::new(),
                 growing: Lock::default(),
+                unsplit: AtomicU32::new(0),
                 kicked: AtomicU64::new(0),
                 longest_path: AtomicU8::new(0),
             }),
@@ -203,7 +212,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Stripes whose codes have not yet moved to the current era (a doubling's
     /// migration still under way; 0 at era 0).
     pub(crate) fn unsplit_stripes(&self) -> usize {
-        self.record().unsplit.load(Ordering::Relaxed) as usize
+        self.control.unsplit.load(Ordering::Relaxed) as usize
     }
 
     /// Each stripe's count of stored codes at the current era, for tests.
@@ -254,7 +263,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// The current era's record.
     #[inline(always)]
     fn record(&self) -> &EraRecord<F, B> {
-        self.control.records.current()
+        self.control.records.current(&self.first)
+    }
+
+    /// Whether `record` is still the current era's.
+    #[inline(always)]
+    fn is_current(&self, record: &EraRecord<F, B>) -> bool {
+        self.control.records.is_current(record, &self.first)
+    }
+
+    /// Every record so far, oldest first.
+    fn records(&self) -> impl Iterator<Item = &EraRecord<F, B>> {
+        std::iter::once(&self.first).chain(self.control.records.later())
     }
 
     /// `hash` as this table sees it.
@@ -295,22 +315,15 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Bytes: the struct, its control block, and every record (its stripes, counters,
     /// segment and directory).
     pub(crate) fn memory_usage(&self) -> usize {
-        let mut bytes = std::mem::size_of::<Self>()
+        std::mem::size_of::<Self>()
             + std::mem::size_of::<Control<F, B>>()
-            + self.control.records.list_bytes();
-        self.control
-            .records
-            .for_each(|record| bytes += record.memory_usage());
-        bytes
+            + self.control.records.list_bytes()
+            + self.records().map(EraRecord::memory_usage).sum::<usize>()
     }
 
     /// Bytes of the table segments.
     pub(crate) fn table_bytes(&self) -> usize {
-        let mut bytes = 0;
-        self.control
-            .records
-            .for_each(|record| bytes += record.segment_bytes());
-        bytes
+        self.records().map(EraRecord::segment_bytes).sum()
     }
 
     /// The false-positive bound now: each code answers for a key never inserted with
@@ -504,7 +517,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
             let [s1, s2] = engine::stripes_of(self, record, &c);
             let _guard = record.stripes.lock_pair(s1, s2);
-            if self.control.records.is_current(record) {
+            if self.is_current(record) {
                 return;
             }
         }
@@ -539,10 +552,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // A record no longer current had every stripe split before its successor was
         // published (`double_locked`), under every lock; with the lock held, `record`
         // stays current.
-        if record.era == 0
-            || record.stripes.is_split(stripe)
-            || !self.control.records.is_current(record)
-        {
+        if record.era == 0 || record.stripes.is_split(stripe) || !self.is_current(record) {
             return;
         }
         let parents = self.buckets(record.era - 1);
@@ -558,8 +568,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
         });
         record.stripes.add_count(stripe, voids);
-        // Under the stripe's lock (or exclusively): one split per stripe and era.
-        A::count_down(&record.unsplit);
+        // Under the stripe's lock (or exclusively): one split per stripe and era, of the
+        // current era's (`record` is current: checked above, and its lock is held).
+        A::count_down(&self.control.unsplit);
     }
 
     /// Moves every code of bucket `parent` (of the era before `record`'s) to `parent` or
@@ -613,7 +624,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(never)]
     fn grow_from<A: Access>(&self, seen: &EraRecord<F, B>, times: Era) -> Growth {
         let _growing = A::SHARED.then(|| self.control.growing.lock());
-        if !self.control.records.is_current(seen) {
+        if !self.is_current(seen) {
             return Growth::ByAnother;
         }
         match (0..times).take_while(|_| self.double_locked::<A>()).count() {
@@ -642,7 +653,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let next = EraRecord::new(
             era + 1,
             Stripes::for_era(next_stripes, false),
-            next_stripes as u32,
             segment,
             Table::<F, B>::word_of(self.buckets(era) as usize),
             Some(record),
@@ -653,6 +663,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // buckets that a split sends to its new sibling are counted here, and their
         // removes there: only the sum means anything).
         let _all = A::SHARED.then(|| record.stripes.lock_all());
+        // Every stripe of the new era is unsplit. (Read only with exclusive access, which
+        // no doubling under these locks can overlap.)
+        self.control
+            .unsplit
+            .store(next_stripes as u32, Ordering::Relaxed);
         for stripe in 0..stripes {
             next.stripes
                 .add_count(stripe, record.stripes.count(stripe) as isize);
@@ -681,13 +696,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Stripes at era 0.
     pub(crate) fn first_stripes(&self) -> usize {
-        let mut first = 0;
-        self.control.records.for_each(|record| {
-            if record.era == 0 {
-                first = record.stripes.len();
-            }
-        });
-        first
+        self.first.stripes.len()
     }
 
     /// Whether `code` can be a code of a table at `era` (every code knows the first
@@ -723,7 +732,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let next = EraRecord::new(
                 past + 1,
                 Stripes::for_era(stripes, true),
-                0,
                 segment,
                 Table::<F, B>::word_of(table.buckets(past) as usize),
                 Some(record),
@@ -763,7 +771,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     .for_each(|word| word.store(0, Ordering::Relaxed));
             }
         });
-        record.unsplit.store(0, Ordering::Relaxed);
+        self.control.unsplit.store(0, Ordering::Relaxed);
     }
 
     /// Doubles now however full the table is (for tests and models); false past the
@@ -847,7 +855,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     #[inline(always)]
     fn era_unchanged(&self, record: &EraRecord<F, B>) -> bool {
-        self.control.records.is_current(record)
+        self.is_current(record)
     }
 
     #[inline(always)]
@@ -984,8 +992,8 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn settled(&self, record: &EraRecord<F, B>) -> bool {
-        record.unsplit.load(Ordering::Relaxed) == 0
+    fn settled(&self, _: &EraRecord<F, B>) -> bool {
+        self.control.unsplit.load(Ordering::Relaxed) == 0
     }
 
     #[inline(always)]
@@ -1040,7 +1048,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         if (A::SHARED || !self.settled(record)) && !record.stripes.is_split(stripe) {
             self.split_stripe::<A>(record, stripe);
         }
-        if self.control.records.is_current(record) {
+        if self.is_current(record) {
             Ok(())
         } else {
             Err(Stale)
@@ -1056,7 +1064,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         // at the new era. (Measured against the new capacity, the old era's load reads
         // as under half full, and the insert was refused while the filter could grow:
         // `tests/growable.rs`, unique inserts from four threads, in CI.)
-        if !self.control.records.is_current(record) {
+        if !self.is_current(record) {
             return Growth::ByAnother;
         }
         let slots = self.buckets(record.era) as usize * B;

@@ -18,10 +18,13 @@
 //! - a record's directory points into the segments of earlier records.
 //!
 //! Both rest on one invariant: **a record, and the segment it owns, is never moved or
-//! freed while its table exists.** Records are boxed (the first inline in the table's
-//! boxed control block) and owned by the [`Records`] list of the table, which only ever
-//! appends; nothing is dropped before the table, and every reference handed out here
-//! borrows the table (or a record, which borrows the table). So every pointer this
+//! freed while its table exists.** The first record is the table's own field (only ever
+//! reached through `&table`, never through a stored pointer: a null current pointer
+//! stands for it); the later ones live in slots of the table's boxed control block
+//! ([`Records`]), each set once and never moved; nothing is dropped before the table,
+//! and every reference handed out here borrows the table (or a record, which borrows
+//! the table). A segment's words are a boxed slice its record owns: moving the record
+//! moves the box's pointer, not the words. So every pointer this
 //! module dereferences points into live memory for the whole borrow, and each directory
 //! entry covers exactly its segment's words: a slice made from it is the segment. Word
 //! indexing then goes through that slice, bounds-checked as any other.
@@ -34,7 +37,7 @@ use super::scheme::Era;
 use super::segments::LaterSegments;
 use crate::fingerprint::Fingerprint;
 use crate::stripe::Stripes;
-use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 use crate::table::Table;
 
 /// A bucket of a table that doubles in place, as its base bucket and descendant: bucket
@@ -67,19 +70,22 @@ unsafe impl Send for Directory {}
 unsafe impl Sync for Directory {}
 
 /// One era of a table: its stripes, the segment it added, and where every segment lies.
+/// Holds no cell inline, so that the first, era 0's, can live in the table's own struct
+/// (see `raw::assert_freeze!`), where a lookup of a table that never grew finds it with
+/// no pointer to follow.
 pub(crate) struct EraRecord<F, const B: usize> {
     pub(crate) era: Era,
     /// `2^era − 1`: the stream bits that pick a base bucket's descendant.
     pub(crate) mask: u32,
+    /// Where table word 0 of `segment` lies in it (past its spare alignment words).
+    skip: usize,
     /// Stripes of this era. Their versions' split bits say which stripes hold this
     /// era's codes (all of them at era 0); a doubling makes the next era's stripes anew.
     pub(crate) stripes: Stripes,
-    /// Stripes of this era not split yet (0 at era 0): with exclusive access and none
-    /// left, no split bit needs reading.
-    pub(crate) unsplit: AtomicU32,
-    /// The words of the segment this era added (segment 0 at era 0), owned here; the
-    /// directory says where its table words start.
+    /// The words of the segment this era added (segment 0 at era 0), owned here.
     segment: Box<[AtomicU64]>,
+    /// Every segment from era 1 on (segment 0 included); empty at era 0, whose one
+    /// segment is its own.
     directory: Directory,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -91,7 +97,6 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     pub(crate) fn new(
         era: Era,
         stripes: Stripes,
-        unsplit: u32,
         segment: Table<F, B>,
         start: usize,
         before: Option<&Self>,
@@ -101,22 +106,37 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             len: segment.words(),
             start,
         };
-        let entries = before
-            .map(|record| &*record.directory.entries)
-            .unwrap_or_default()
-            .iter()
-            .copied()
-            .chain(std::iter::once(added))
-            .collect();
+        let skip = segment.skip();
+        let entries = match before {
+            None => Box::default(),
+            Some(record) => record.entries().chain(std::iter::once(added)).collect(),
+        };
         Self {
             era,
             mask: ((1u64 << era) - 1) as u32,
+            skip,
             stripes,
-            unsplit: AtomicU32::new(unsplit),
             segment: segment.into_words(),
             directory: Directory { entries },
             _fingerprint: PhantomData,
         }
+    }
+
+    /// Where every segment at this era lies, in order.
+    fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
+        let own = (self.era == 0).then(|| Entry {
+            ptr: self.own_words().as_ptr(),
+            len: self.own_words().len(),
+            start: 0,
+        });
+        own.into_iter()
+            .chain(self.directory.entries.iter().copied())
+    }
+
+    /// The table words of the segment this era added.
+    #[inline(always)]
+    fn own_words(&self) -> &[AtomicU64] {
+        &self.segment[self.skip..self.segment.len() - Table::<F, B>::SPARE_WORDS + self.skip]
     }
 
     /// Bytes of the segment this era added.
@@ -124,7 +144,8 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
         std::mem::size_of_val(&*self.segment)
     }
 
-    /// Segment `k`'s words (`k` at most the era), and the first table word they hold.
+    /// Segment `k`'s words (`k` at most the era, which is at least 1), and the first
+    /// table word they hold.
     #[inline(always)]
     fn segment_words(&self, k: usize) -> (&[AtomicU64], usize) {
         let entry = self.directory.entries[k];
@@ -136,12 +157,16 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     }
 
     /// The words of the bucket at `spot` (its word group: the bucket and, for 4-byte
-    /// buckets, its neighbour in the word), and which of the group's buckets it is.
+    /// buckets, its neighbour in the word), and which of the group's buckets it is. At
+    /// era 0 (a branch each table always takes one way) the segment is the record's own.
     #[inline(always)]
     pub(crate) fn bucket(&self, spot: Spot, base_buckets: u64) -> (&[AtomicU64], usize) {
         let index = (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize;
-        let k = (u32::BITS - spot.t.leading_zeros()) as usize;
-        let (words, start) = self.segment_words(k);
+        let (words, start) = if self.era == 0 {
+            (self.own_words(), 0)
+        } else {
+            self.segment_words((u32::BITS - spot.t.leading_zeros()) as usize)
+        };
         let first = Table::<F, B>::word_of(index) - start;
         let group = Table::<F, B>::WORDS_PER_BUCKET;
         (
@@ -152,7 +177,9 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
 
     /// Every segment at this era, in order.
     pub(crate) fn segments(&self) -> impl Iterator<Item = &[AtomicU64]> {
-        (0..self.directory.entries.len()).map(|k| self.segment_words(k).0)
+        let own = (self.era == 0).then(|| self.own_words());
+        let later = (0..self.directory.entries.len()).map(|k| self.segment_words(k).0);
+        own.into_iter().chain(later)
     }
 
     /// Bytes of the record's own allocations: stripes, its segment, its directory.
@@ -163,13 +190,14 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     }
 }
 
-/// The records of a table: the current one, published with `Release`, and every one
-/// ever made, owned until the table drops (the module docs' invariant).
+/// The records of a table after its first (which the table holds itself): the current
+/// one, published with `Release`, and every one ever made, owned until the table drops
+/// (the module docs' invariant).
 pub(crate) struct Records<F, const B: usize> {
-    /// The current record if it is a later one; null while the first is current. (A
-    /// pointer to `first` itself would be taken before this block moves into its box.)
+    /// The current record if it is a later one; null while the first is current (a
+    /// pointer to the first, in the table's struct, would be taken before the struct
+    /// moves).
     current: AtomicPtr<EraRecord<F, B>>,
-    first: EraRecord<F, B>,
     /// Record `e` for era `e ≥ 1`, each set once, by a doubling (under the table's growth
     /// lock) or a restore, and never moved after: the slots are allocated at the first
     /// doubling, so a table that never grew pays for none.
@@ -177,19 +205,22 @@ pub(crate) struct Records<F, const B: usize> {
 }
 
 impl<F: Fingerprint, const B: usize> Records<F, B> {
-    /// The records of a table whose first record is `first`.
-    pub(crate) fn new(first: EraRecord<F, B>) -> Self {
+    /// No record after the first yet.
+    pub(crate) fn new() -> Self {
         Self {
             current: AtomicPtr::new(std::ptr::null_mut()),
-            first,
             later: LaterSegments::new(),
         }
     }
 
     #[inline(always)]
-    fn resolve(&self, pointer: *mut EraRecord<F, B>) -> &EraRecord<F, B> {
+    fn resolve<'a>(
+        &'a self,
+        pointer: *mut EraRecord<F, B>,
+        first: &'a EraRecord<F, B>,
+    ) -> &'a EraRecord<F, B> {
         if pointer.is_null() {
-            &self.first
+            first
         } else {
             // SAFETY: a non-null `current` points to a record in a slot of `later`
             // (`publish`), which lives, unmoved, until `self` drops (module docs); `&self`
@@ -198,18 +229,21 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         }
     }
 
-    /// The current record, loaded with `Acquire`: everything it holds was written
-    /// before it was published.
+    /// The current record (`first` while no later one is published), loaded with
+    /// `Acquire`: everything it holds was written before it was published.
     #[inline(always)]
-    pub(crate) fn current(&self) -> &EraRecord<F, B> {
-        self.resolve(self.current.load(Ordering::Acquire))
+    pub(crate) fn current<'a>(&'a self, first: &'a EraRecord<F, B>) -> &'a EraRecord<F, B> {
+        self.resolve(self.current.load(Ordering::Acquire), first)
     }
 
     /// Whether `record` is still the current one: a reader asks after its `Acquire`
     /// fence, so `Relaxed` (the fence orders it after the reader's loads).
     #[inline(always)]
-    pub(crate) fn is_current(&self, record: &EraRecord<F, B>) -> bool {
-        std::ptr::eq(self.resolve(self.current.load(Ordering::Relaxed)), record)
+    pub(crate) fn is_current(&self, record: &EraRecord<F, B>, first: &EraRecord<F, B>) -> bool {
+        std::ptr::eq(
+            self.resolve(self.current.load(Ordering::Relaxed), first),
+            record,
+        )
     }
 
     /// Publishes `record`, of era `record.era` (the current era's next, at most
@@ -229,13 +263,12 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         true
     }
 
-    /// Calls `each` on every record, oldest first.
-    pub(crate) fn for_each(&self, mut each: impl FnMut(&EraRecord<F, B>)) {
-        each(&self.first);
-        self.later.iter().for_each(each);
+    /// Every later record, oldest first.
+    pub(crate) fn later(&self) -> impl Iterator<Item = &EraRecord<F, B>> {
+        self.later.iter()
     }
 
-    /// Bytes of the slots for later records (the first lives inline).
+    /// Bytes of the slots for later records.
     pub(crate) fn list_bytes(&self) -> usize {
         self.later.slot_bytes()
     }
