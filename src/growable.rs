@@ -212,7 +212,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     }
 
     /// [`contains_many`](Self::contains_many) for pre-hashed keys. Once the tables pass
-    /// a few MB, each key's buckets are fetched 16 keys ahead of its lookup, as in
+    /// 1 MB, each key's buckets are fetched 16 keys ahead of its lookup, as in
     /// `CuckooFilter::contains_many`; each lookup is then the one-key lookup.
     pub fn contains_many_hash<I>(&self, hashes: I) -> impl FusedIterator<Item = bool>
     where
