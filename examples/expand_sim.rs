@@ -5,9 +5,10 @@
 //! newest table or sub-filter at 90% load), beside the model's bound.
 //!
 //! ```text
-//! cargo run --release --example expand_sim -- [first capacity] [bits] [doublings] [negatives] [link doublings]
+//! cargo run --release --example expand_sim -- [first capacity] [bits] [doublings] [negatives] [link doublings] [shared]
 //! cargo run --release --example expand_sim -- 1000 16 12 1000000
 //! cargo run --release --example expand_sim -- 100 16 15 100000 15   # one table, no links
+//! cargo run --release --example expand_sim -- 1000 16 12 1000000 12 shared  # kind 4
 //! ```
 //!
 //! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
@@ -41,6 +42,9 @@ fn main() {
     let negatives = arg(4, 1_000_000) as usize;
     // How far each link doubles before the next starts: as far as one table doubles well.
     let link_doublings = arg(5, u64::from(bits) - 4) as u32;
+    // `shared`: both sides store the key's one stream (snapshot kind 4); else the
+    // Feistel pairing (kind 3).
+    let shared = args.get(6).is_some_and(|a| a == "shared");
     let slots = 4;
     // The core filter's sizing: 95% load, a few spare buckets, an even count.
     let base = ((capacity as f64 / 0.95 / slots as f64).ceil() as u64
@@ -54,7 +58,11 @@ fn main() {
 
     // Fill until `Full`, measuring each era once, when its load first reaches 90%.
     let links = 1 + eras as usize / (link_doublings as usize + 1);
-    let mut model = ExpandChain::new(base, bits, slots, link_doublings, links);
+    let mut model = if shared {
+        ExpandChain::with_shared_code(base, bits, slots, link_doublings, links)
+    } else {
+        ExpandChain::new(base, bits, slots, link_doublings, links)
+    };
     let mut expand_rows = vec![(f64::NAN, f64::NAN, 0); eras as usize + 1];
     let mut state = 1u64;
     while model.doublings() <= eras {

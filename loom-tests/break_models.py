@@ -393,6 +393,36 @@ MUTATIONS = {
         """                    layout.count_kick::<A>(era, layout.stripe_of(era, c.buckets[0]), moves);""",
         """                    let _ = moves;""",
     ),
+    "v": (
+        "tests/duplicates.rs::a_remove_takes_an_older_links_stashed_copy_before_a_newer_links_shorter_code",
+        "a chain's remove takes the newest link's match even when an older link's stashed copy knows more",
+        "src/expand/chain.rs",
+        """        if older.iter().any(|&(table, key)| table.stash_holds(key)) {""",
+        """        if false && older.iter().any(|&(table, key)| table.stash_holds(key)) {""",
+    ),
+    "s": (
+        "doubling::lookup_races_an_unstash",
+        "a growing table's lookup reads its stash after its buckets",
+        "src/expand/engine.rs",
+        """        self.control.stash.holds(key) || engine::contains(self, access, self.sides(key))""",
+        """        engine::contains(self, access, self.sides(key)) || self.control.stash.holds(key)""",
+    ),
+    "t": (
+        "doubling::remove_races_an_unstash",
+        "an unstash moves a key without checking that a remove has not taken it",
+        "src/expand/engine.rs",
+        """            if !stash.holds(key) {
+                continue;
+            }""",
+        """            let _ = stash.holds(key);""",
+    ),
+    "u": (
+        "doubling::two_keys_stashed_at_once",
+        "a stash insert picks its free entry without the stash's lock",
+        "src/expand/engine.rs",
+        """        if stash.add(&stash.lock(), key) {""",
+        """        if stash.add(&crate::sync::Lock::default().lock(), key) {""",
+    ),
 }
 
 

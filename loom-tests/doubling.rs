@@ -24,7 +24,16 @@
 //!     published (it checks its era under its stripe lock).
 //! (r) An insert of X whose buckets are full races a plain insert of Y that takes the
 //!     slot X's kick path ends at: X's search is broken, and X must search again rather
-//!     than report the table full (here it may not double, so a `Full` would be final).
+//!     than report the table full (here it may not double, so the key would go to the
+//!     stash instead, which the model checks it did not).
+//! (s) A lookup of S, a stashed key, races the doubling that moves S from the stash into
+//!     the table: the move stores S's code before it empties S's entry, and a lookup
+//!     reads the stash before the table, so it finds S in one or the other.
+//! (t) A remove of S races that doubling: whichever takes S first, S is removed once,
+//!     from the stash or from the table, and is gone from both after.
+//! (u) Inserts of two keys whose pairs (no stripe in common) are full race: both go to
+//!     the stash, each into an entry of its own (the stash's lock: their pair locks are
+//!     different), and both keys are found after.
 
 use super::{explore, explore_with};
 use concurrent_cuckoo_filter::DoublingTable;
@@ -280,6 +289,134 @@ fn insert_searches_again_after_a_broken_kick_path() {
                 assert!(table.contains_hash(*key), "a key went missing");
             }
             assert_eq!(table.len(), 10);
+            assert_eq!(table.stashed(), 0, "X stashed: it did not search again");
         },
     );
+}
+
+/// A table of 4 base buckets in 2 stripes that may double once, with S's two buckets
+/// full of eight codes of keys that share them (none can move out), then S inserted:
+/// no path, the table half full, so S goes to the stash. Chosen so that a doubling
+/// gives S's pair room (the copy in `probe` doubles first to check). The table, S and
+/// the fillers.
+fn stashed_s() -> (Arc<Table>, u64, Vec<u64>) {
+    let candidates = (1u64..).map(|k| k.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let scene = |s: u64| {
+        let table = Table::new(4, 2, 1);
+        let pair = table.places(s).map(|(bucket, _)| bucket);
+        let fillers: Vec<u64> = candidates
+            .clone()
+            .filter(|&hash| hash != s && table.places(hash).map(|(b, _)| b) == pair)
+            .take(8)
+            .collect();
+        for &filler in &fillers {
+            table.insert_hash(filler).expect("setup: a filler fits");
+        }
+        table.insert_hash(s).expect("setup: S is stashed");
+        (table, fillers)
+    };
+    let s = candidates
+        .clone()
+        .find(|&s| {
+            let (probe, _) = scene(s);
+            probe.stashed() == 1 && probe.double() && probe.stashed() == 0
+        })
+        .expect("a key S");
+    let (table, fillers) = scene(s);
+    assert_eq!(
+        (table.stashed(), table.era()),
+        (1, 0),
+        "setup: S stashed at era 0"
+    );
+    (Arc::new(table), s, fillers)
+}
+
+/// Loom's default branch bound is too small for the setup's search for S (a table of
+/// nine inserts and a doubling for each key it tries).
+fn stash_builder() -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 1_000_000;
+    builder
+}
+
+#[test]
+fn lookup_races_an_unstash() {
+    explore_with("(s) lookup races an unstash", stash_builder(), || {
+        let (table, s, _) = stashed_s();
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.double()))
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(s), "S missed as it left the stash"))
+        };
+        grower.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(table.stashed(), 0, "S moved into the table");
+        assert!(table.contains_hash(s));
+    });
+}
+
+#[test]
+fn remove_races_an_unstash() {
+    explore_with("(t) remove races an unstash", stash_builder(), || {
+        let (table, s, fillers) = stashed_s();
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.double()))
+        };
+        let remover = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.remove_hash(s), "S not removed"))
+        };
+        grower.join().unwrap();
+        remover.join().unwrap();
+        assert_eq!(table.count_hash(s), 0, "S removed once but still there");
+        assert_eq!(table.stashed(), 0);
+        assert!(
+            fillers.iter().all(|&f| table.contains_hash(f)),
+            "a filler lost"
+        );
+        assert_eq!(table.len(), 8);
+    });
+}
+
+#[test]
+fn two_keys_stashed_at_once() {
+    explore_with("(u) two keys stashed at once", stash_builder(), || {
+        // 8 base buckets in 4 stripes: two pairs with no stripe in common (their inserts
+        // hold different pair locks), each full of eight codes of keys that share it
+        // (half the slots), and a key of each pair to stash.
+        let table = Table::new(8, 4, 1);
+        let candidates = (1u64..).map(|k| k.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        let pair_of = |hash: u64| table.places(hash).map(|(bucket, _)| bucket);
+        let stripes_of = |hash: u64| pair_of(hash).map(|bucket| table.stripe_of(bucket));
+        let s1 = candidates.clone().next().unwrap();
+        let s2 = candidates
+            .clone()
+            .find(|&hash| stripes_of(hash).iter().all(|s| !stripes_of(s1).contains(s)))
+            .expect("a key S2");
+        for s in [s1, s2] {
+            candidates
+                .clone()
+                .filter(|&hash| hash != s1 && hash != s2 && pair_of(hash) == pair_of(s))
+                .take(8)
+                .for_each(|filler| table.insert_hash(filler).expect("setup: a filler fits"));
+        }
+        assert_eq!(table.len(), 16, "setup: both pairs full");
+        let table = Arc::new(table);
+        let writers: Vec<_> = [s1, s2]
+            .into_iter()
+            .map(|s| {
+                let table = Arc::clone(&table);
+                thread::spawn(move || table.insert_hash(s).expect("stashed"))
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        assert_eq!(table.stashed(), 2, "a stashed key lost");
+        assert!(table.contains_hash(s1) && table.contains_hash(s2));
+    });
 }

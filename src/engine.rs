@@ -103,9 +103,26 @@ pub(crate) enum Growth {
     Grown,
     /// Another thread had grown it since the era the caller pinned.
     ByAnother,
-    /// It may not grow (a fixed table, the last era, no memory, or a refusal the
-    /// layout's policy makes): nothing changed.
+    /// It may not grow (a fixed table, the last era, no memory): nothing changed.
     Impossible,
+    /// It could grow, but its policy spends no doubling on this key (the layout's
+    /// [`overflow`](Layout::overflow) may place it elsewhere): nothing changed.
+    Refused,
+}
+
+/// What a layout's [`overflow`](Layout::overflow) did with a key its table had no room
+/// for.
+pub(crate) enum Overflow {
+    /// Placed (`true`), or already present for a unique insert (`false`).
+    Placed(bool),
+    /// The era changed: locate again.
+    Stale,
+    /// As [`Placement::Superseded`].
+    Superseded,
+    /// Nowhere to put it: the insert fails with `Full`.
+    NoRoom,
+    /// Its pair holds only its copies: the insert fails with `TooManyCopies`.
+    OnlyCopies,
 }
 
 /// What an insert under the pair lock managed to do.
@@ -287,8 +304,22 @@ pub(crate) trait Layout<const B: usize> {
     /// (its policy says when), having made `doublings` doublings for this insert
     /// already.
     #[inline(always)]
-    fn grow<A: Access>(&self, _era: Self::Era<'_>, _doublings: usize) -> Growth {
+    fn grow<A: Access>(&self, _access: A, _era: Self::Era<'_>, _doublings: usize) -> Growth {
         Growth::Impossible
+    }
+
+    /// After [`grow`](Self::grow) refused: places `key` somewhere other than its full
+    /// pair, if the layout has such a place (the growing table's stash).
+    #[cold]
+    fn overflow<A: Access>(
+        &self,
+        _access: A,
+        _era: Self::Era<'_>,
+        _key: Self::Key,
+        _unique: bool,
+        _current: &dyn Fn() -> bool,
+    ) -> Overflow {
+        Overflow::NoRoom
     }
 }
 

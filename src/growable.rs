@@ -15,6 +15,7 @@ use crate::batch::{BLOCK, FetchedAhead, growable_pipelines};
 use crate::error::{BuildError, InsertError, InsertManyError};
 use crate::expand::chain::{Chain, LinkSizes, link_shapes, tables_bytes};
 use crate::expand::engine::ExpandTable;
+use crate::expand::scheme::Pairing;
 use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
 use crate::stats::Stats;
@@ -295,6 +296,16 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// buckets of the table before).
     pub fn doublings(&self) -> u32 {
         self.chain.doublings()
+    }
+
+    /// Keys its tables hold in their stashes (`expand/stash.rs`): for tests.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn debug_stashed(&self) -> usize {
+        self.chain
+            .tables()
+            .map(|table| table.stashed().count())
+            .sum()
     }
 
     /// The most doublings this filter will make: its
@@ -605,6 +616,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
             max_doublings,
             self.max_kicks,
             self.growth.ilog2(),
+            Pairing::SharedCode,
         )
         .map_err(|_| BuildError::OutOfMemory)?;
         Ok(GrowableCuckooFilter {

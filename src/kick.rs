@@ -13,7 +13,7 @@
 //! of times; an insert whose every search was broken so is contended, not refused, and
 //! tries again after a backoff.
 
-use crate::engine::{Growth, Layout, Located, Placement, Stale, pin_ready, place};
+use crate::engine::{Growth, Layout, Located, Overflow, Placement, Stale, pin_ready, place};
 use crate::error::InsertError;
 use crate::stripe::{Access, Locked};
 use crate::sync::Backoff;
@@ -198,10 +198,17 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
                 contended += 1;
                 backoff.snooze();
             }
-            NoRoom::Full | NoRoom::Contended => match layout.grow::<A>(era, doublings) {
+            NoRoom::Full | NoRoom::Contended => match layout.grow(access, era, doublings) {
                 Growth::Grown => doublings += 1,
                 Growth::ByAnother => {}
                 Growth::Impossible => return Some(Err(InsertError::Full)),
+                Growth::Refused => match layout.overflow(access, era, key, unique, current) {
+                    Overflow::Placed(inserted) => return Some(Ok(inserted)),
+                    Overflow::Stale => {}
+                    Overflow::Superseded => return None,
+                    Overflow::NoRoom => return Some(Err(InsertError::Full)),
+                    Overflow::OnlyCopies => return Some(Err(InsertError::TooManyCopies)),
+                },
             },
         }
     }
@@ -223,10 +230,14 @@ fn kick_and_place<'t, L: Layout<B>, A: Access, const B: usize>(
         // A plain insert puts its code into the slot the last move frees, under that
         // move's lock (which covers the key's bucket): no second locking round.
         // `insert_unique` must re-check both buckets under their pair lock instead.
-        let moves = match make_room_with(layout, access, era, c, !unique, nodes) {
-            Ok(Some(moves)) => moves,
+        let (moves, found_path) = match make_room_with(layout, access, era, c, !unique, nodes) {
+            Ok(Some(moves)) => (moves, true),
             Ok(None) => continue,
-            Err(KickFailure::NoPath) => return Err(NoRoom::Full),
+            // The pair once more under its lock before the table grows: a slot freed
+            // meanwhile is taken, and a pair of nothing but the key's copies (which a
+            // doubling can leave, copying a code that does not know its next bit into
+            // both halves) refuses the key rather than growing the table.
+            Err(KickFailure::NoPath) => (0, false),
             Err(KickFailure::Stale) => return Err(NoRoom::Stale),
         };
         if !unique && moves > 0 {
@@ -239,6 +250,7 @@ fn kick_and_place<'t, L: Layout<B>, A: Access, const B: usize>(
             Placement::OnlyCopies => return Err(NoRoom::OnlyCopies),
             Placement::Stale => return Err(NoRoom::Stale),
             Placement::Superseded => return Err(NoRoom::Superseded),
+            Placement::Full if !found_path => return Err(NoRoom::Full),
             // Another insert took the freed slot first.
             Placement::Full => continue,
         }

@@ -1,12 +1,15 @@
 //! The snapshot format: round trips, a golden file, every malformed input a typed error,
 //! and consistent snapshots taken while other threads write.
 
+#[path = "common/checksum.rs"]
+mod checksum;
 mod common;
 
 use std::hash::RandomState;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use checksum::{crc32, resealed};
 use concurrent_cuckoo_filter::{
     ChainedCuckooFilter, ChunkLoader, CuckooFilter, DecodeError, DefaultHashBuilder, FilterView,
     Fingerprint, GrowableCuckooFilter, MIN_CHUNK_BYTES,
@@ -155,28 +158,6 @@ fn small_encoding() -> Vec<u8> {
         .unwrap();
     filter.insert_many(0..20u64).unwrap();
     filter.to_bytes()
-}
-
-/// The encoding with `edit` applied and the checksum made right again, so that the
-/// checks after the checksum are reached.
-fn resealed(mut bytes: Vec<u8>, edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
-    edit(&mut bytes);
-    let body = bytes.len() - 4;
-    let crc = crc32(&bytes[..body]);
-    bytes[body..].copy_from_slice(&crc.to_le_bytes());
-    bytes
-}
-
-/// CRC-32 (IEEE), bit by bit: an independent check of the format's checksum.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
-        }
-    }
-    !crc
 }
 
 fn decode(bytes: &[u8]) -> Result<CuckooFilter, DecodeError> {
@@ -611,9 +592,10 @@ fn the_growable_golden_file_decodes_grows_and_removes_key_by_key() {
     for &key in all.iter().skip(1).step_by(2) {
         assert!(filter.contains(&key), "key {key} lost");
     }
-    // A filter built today with the same keys starts its second link with as many
-    // buckets as the first ended with, and says so in its header (byte 38); the rest of
-    // the header is the golden file's.
+    // A filter built today with the same keys stores one code in both of a key's buckets
+    // (kind 4, where the golden file's tables pair them with a Feistel round: kind 3),
+    // starts its second link with as many buckets as the first ended with, and says so
+    // in its header (byte 38); the rest of the header is the golden file's.
     let fresh = golden_growable_filter();
     for key in golden_growable_keys() {
         fresh.insert(&key).unwrap();
@@ -626,8 +608,10 @@ fn the_growable_golden_file_decodes_grows_and_removes_key_by_key() {
         .collect();
     assert_eq!(links, [128, 128]);
     let bytes = fresh.to_bytes();
+    assert_eq!((GOLDEN_GROWABLE[10], bytes[10]), (3, 4));
     assert_eq!((GOLDEN_GROWABLE[38], bytes[38]), (0, 1));
-    assert_eq!(bytes[..38], GOLDEN_GROWABLE[..38]);
+    assert_eq!(bytes[..10], GOLDEN_GROWABLE[..10]);
+    assert_eq!(bytes[11..38], GOLDEN_GROWABLE[11..38]);
     let copy = GrowableCuckooFilter::<u8>::from_bytes(&bytes).unwrap();
     assert!(golden_growable_keys().all(|key| copy.contains(&key)));
     // The decoder holds each file to the rule it names: the golden file's tables read
@@ -644,6 +628,69 @@ fn the_growable_golden_file_decodes_grows_and_removes_key_by_key() {
     }
     let forged = resealed(bytes, |b| b[38] = 0);
     assert!(GrowableCuckooFilter::<u8>::from_bytes(&forged).is_err());
+}
+
+/// The growable filter's golden file of kind 4 (tables that store one code in both of
+/// a key's buckets, and stashes), as written by [`golden_stashing_filter`]: a
+/// `GrowableCuckooFilter<u8>` of capacity 100, seed 0x57A5, holding three copies each
+/// of the keys `0..`[`GOLDEN_STASHING_KEYS`], inserted in a row, with keys in a stash.
+/// It must decode, answer and re-encode as it did, forever.
+const GOLDEN_STASHING: &[u8] = include_bytes!("data/golden-growable-v2.bin");
+
+/// Keys of [`GOLDEN_STASHING`]: inserted until the first key was stashed.
+const GOLDEN_STASHING_KEYS: u64 = 22;
+
+fn golden_stashing_filter() -> GrowableCuckooFilter<u8> {
+    let filter = GrowableCuckooFilter::builder()
+        .fingerprint::<u8>()
+        .capacity(100)
+        .hasher(DefaultHashBuilder::with_seed(0x57A5))
+        .build()
+        .unwrap();
+    for key in 0..GOLDEN_STASHING_KEYS {
+        for _ in 0..3 {
+            filter.insert(&key).unwrap();
+        }
+    }
+    filter
+}
+
+#[test]
+fn the_stashing_golden_file_decodes_answers_and_re_encodes() {
+    let filter = GrowableCuckooFilter::<u8>::from_bytes(GOLDEN_STASHING).unwrap();
+    assert_eq!(GOLDEN_STASHING[10], 4, "kind 4");
+    assert!(filter.debug_stashed() > 0, "the file holds a stashed key");
+    assert_eq!(filter.len(), 3 * GOLDEN_STASHING_KEYS as usize);
+    let view = FilterView::new(GOLDEN_STASHING).unwrap();
+    for key in 0..GOLDEN_STASHING_KEYS {
+        assert!(filter.count(&key) >= 3, "key {key}");
+        assert_eq!(view.count(&key), filter.count(&key), "key {key}");
+    }
+    assert_eq!(filter.to_bytes(), GOLDEN_STASHING);
+    // Every copy removes, stashed or not.
+    for key in 0..GOLDEN_STASHING_KEYS {
+        for _ in 0..3 {
+            assert!(filter.remove(&key), "key {key}");
+        }
+    }
+    assert!(filter.is_empty());
+}
+
+/// Writes the kind-4 golden file:
+/// `CUCKOO_WRITE_GOLDEN=1 cargo test --test format -- --ignored write_stashing_golden_file`.
+#[test]
+#[ignore = "writes tests/data/golden-growable-v2.bin"]
+fn write_stashing_golden_file() {
+    if std::env::var("CUCKOO_WRITE_GOLDEN").as_deref() != Ok("1") {
+        return;
+    }
+    let filter = golden_stashing_filter();
+    assert!(filter.debug_stashed() > 0);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/golden-growable-v2.bin"
+    );
+    std::fs::write(path, filter.to_bytes()).unwrap();
 }
 
 fn chunked(keys: u64, max_chunk: usize) -> (CuckooFilter, Vec<Vec<u8>>) {

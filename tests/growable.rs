@@ -461,7 +461,7 @@ fn growable_encodings_are_checked() {
     let as_growable = GrowableCuckooFilter::<u16, 4>::from_bytes(&chained);
     assert!(matches!(as_growable, Err(DecodeError::UnsupportedKind(2))));
     let as_chained = ChainedCuckooFilter::<u8, 4>::from_bytes(&bytes);
-    assert!(matches!(as_chained, Err(DecodeError::UnsupportedKind(3))));
+    assert!(matches!(as_chained, Err(DecodeError::UnsupportedKind(4))));
     for bit in (0..bytes.len() * 8).step_by(7) {
         let mut flipped = bytes.clone();
         flipped[bit / 8] ^= 1 << (bit % 8);

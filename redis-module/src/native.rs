@@ -2,15 +2,17 @@
 //! measures, copies and digests it. These are C callbacks, the one place this crate
 //! needs `unsafe`.
 //!
-//! RDB record, encoding version 2: a kind, then for a filter (kind 0) the key's
+//! RDB record, encoding version 3: a kind, then for a filter (kind 0) the key's
 //! settings (`Settings::to_array`, five unsigned integers) and the filter in the
 //! library's snapshot format (versioned and checksummed, so a damaged record fails to
 //! load instead of loading a wrong filter); for a load in progress (kind 1) the number
-//! of `CF.LOADCHUNK` pieces received and each piece. Version 2 has version 1's layout:
-//! it says the filter may be one that doubles in place (snapshot kind 3), which a
-//! module that reads only version 1 would refuse by its own message instead of
-//! failing the load on the snapshot. Version 1 records and version 0 records (a filter
-//! without the kind) still load, as the chains of sub-filters they hold.
+//! of `CF.LOADCHUNK` pieces received and each piece. Versions 2 and 3 have version 1's
+//! layout: version 2 says the filter may be one that doubles in place (snapshot kind
+//! 3), version 3 that it may be one whose tables store one code in both of a key's
+//! buckets and keep a stash (kind 4), which a module that reads only an earlier version
+//! refuses by its own message instead of failing the load on the snapshot. Records of
+//! versions 2 and 1, and version 0 records (a filter without the kind), still load: the
+//! last two as the chains of sub-filters they hold.
 //!
 //! Loading: every read is checked (the binding's `load_*` report the server's read
 //! error) and the first failure, or a record that does not decode, returns null, which
@@ -38,10 +40,12 @@ use crate::dump::{Dump, PartialLoad, with_cursors};
 use crate::value::{CuckooKey, KeyValue, Settings};
 
 /// Encoding version of the RDB record.
-const ENCODING_VERSION: c_int = 2;
-/// Version 1's layout, which version 2 keeps.
+const ENCODING_VERSION: c_int = 3;
+/// Version 1's layout, which versions 2 and 3 keep.
 const KINDS_VERSION: c_int = 1;
-/// Record kinds (versions 1 and 2).
+/// The version whose filters may double in place (snapshot kind 3).
+const IN_PLACE_VERSION: c_int = 2;
+/// Record kinds (versions 1 to 3).
 const KIND_FILTER: u64 = 0;
 const KIND_LOADING: u64 = 1;
 
@@ -139,7 +143,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
     };
     let value = match encver {
         0 => filter(),
-        KINDS_VERSION | ENCODING_VERSION => match raw::load_unsigned(rdb).ok() {
+        KINDS_VERSION | IN_PLACE_VERSION | ENCODING_VERSION => match raw::load_unsigned(rdb).ok() {
             Some(KIND_FILTER) => filter(),
             Some(KIND_LOADING) => loading(),
             _ => None,

@@ -652,6 +652,8 @@ const SLOTS_AT: usize = 12;
 /// - kind 3 (a filter that doubles in place): each table as its buckets before its
 ///   first doubling (8 bytes), its stripes then (4), its doublings `d` (4), its words,
 ///   an 8-byte item count; then a 4-byte CRC;
+/// - kind 4: as kind 3, each table's item count followed by its stashed keys' count
+///   (4 bytes) and the keys (8 bytes each);
 /// - kind 2 (a chain of sub-filters): each sub-filter as a 48-byte header (stripe
 ///   count at bytes 32..36, table words `W` at 40..48), `8·W` bytes of words, an 8-byte
 ///   item count and a 4-byte CRC; then a 4-byte CRC.
@@ -667,7 +669,7 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
             snapshot.get(at..at + 8)?.try_into().ok()?,
         ))
     };
-    let in_place = || -> Option<Vec<u8>> {
+    let in_place = |stash: bool| -> Option<Vec<u8>> {
         let (bits, slots) = (
             u128::from(*snapshot.get(FINGERPRINT_BITS_AT)?),
             u128::from(*snapshot.get(SLOTS_AT)?),
@@ -684,7 +686,12 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
             out.extend_from_slice(&fields[..8]);
             out.extend_from_slice(&[0; 4]);
             out.extend_from_slice(&fields[12..]);
-            let body = at + 16..(at + 16).checked_add(table)?.checked_add(COUNT)?;
+            let mut body = at + 16..(at + 16).checked_add(table)?.checked_add(COUNT)?;
+            if stash {
+                let count = snapshot.get(body.end..body.end.checked_add(4)?)?;
+                let keys = u32::from_le_bytes(count.try_into().ok()?) as usize;
+                body.end = body.end.checked_add(4)?.checked_add(keys.checked_mul(8)?)?;
+            }
             out.extend_from_slice(snapshot.get(body.clone())?);
             at = body.end;
         }
@@ -709,7 +716,8 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
         (at == end).then_some(out)
     };
     let parsed = match snapshot.get(KIND_AT) {
-        Some(3) => in_place(),
+        Some(3) => in_place(false),
+        Some(4) => in_place(true),
         Some(2) => chained(),
         _ => None,
     };

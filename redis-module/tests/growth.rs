@@ -1,5 +1,6 @@
 //! Growth in place through the module: `CF.DEL` after many expansions loses no other
-//! item, and small keys cost what their tables hold. Side by side with RedisBloom when
+//! item, repeated `CF.ADD`s of one item are all taken while a key grows, and small keys
+//! cost what their tables hold. Side by side with RedisBloom when
 //! `REDISBLOOM_MODULE` names its `redisbloom.so` (see `examples/versus/main.rs`, "Getting
 //! RedisBloom"); without it, the peer's rows are skipped with a note.
 
@@ -75,6 +76,39 @@ fn cf_del_after_many_expansions_loses_nothing() {
         let server = Server::start_with("deletes-redisbloom", &peer);
         let (lost, filters) = items_lost_after_deletes(&mut server.connection());
         println!("RedisBloom: {lost} items lost, {filters} filters");
+    }
+}
+
+/// `CF.RESERVE k 1000 EXPANSION 2`, then 50,000 items `CF.ADD`ed three times each, round
+/// by round: every add must succeed. The key's bytes (`MEMORY USAGE`) and filters
+/// (`CF.INFO`).
+fn add_three_times(con: &mut Connection) -> (i64, i64) {
+    query::<String>(con, &["CF.RESERVE", "k", "1000", "EXPANSION", "2"]).unwrap();
+    let items: Vec<String> = (0..50_000).map(|i| format!("item:{i}")).collect();
+    for _ in 0..3 {
+        add_all(con, "k", &items);
+    }
+    assert_eq!(count_found(con, "k", &items), items.len());
+    let bytes: i64 = query(con, &["MEMORY", "USAGE", "k"]).unwrap();
+    let info: Vec<redis::Value> = query(con, &["CF.INFO", "k"]).unwrap();
+    (bytes, redis::from_redis_value(&info[5]).unwrap())
+}
+
+/// `CF.ADD` of an item already present is everyday use: a key that may still grow takes
+/// every copy, at both widths, as RedisBloom does.
+#[test]
+fn repeated_adds_are_all_taken_while_a_key_grows() {
+    for bits in ["16", "8"] {
+        let server = Server::start(&format!("repeats-{bits}"));
+        let mut con = server.connection();
+        config_set(&mut con, "cuckoofilter.fingerprint-bits", bits).unwrap();
+        let (bytes, filters) = add_three_times(&mut con);
+        println!("ours, {bits} bits: 150,000 adds taken, {bytes} bytes, {filters} filters");
+    }
+    if let Some(peer) = redisbloom() {
+        let server = Server::start_with("repeats-redisbloom", &peer);
+        let (bytes, filters) = add_three_times(&mut server.connection());
+        println!("RedisBloom: 150,000 adds taken, {bytes} bytes, {filters} filters");
     }
 }
 

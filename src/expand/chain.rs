@@ -15,9 +15,11 @@
 
 use std::collections::TryReserveError;
 
+use smallvec::SmallVec;
+
 use super::engine::ExpandTable;
 use super::engine::target_stripes;
-use super::scheme::{Era, Key, Scheme, stream_window};
+use super::scheme::{Era, Key, Pairing, Scheme, stream_window};
 use super::segments::{LaterSegments, Segments};
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
@@ -73,9 +75,9 @@ pub(crate) fn next_link_key(
     let (older, before) = older;
     let era = link_doublings + sizes.extra_bits();
     // The bits both windows hold come from the older link's (with the earlier links'
-    // non-zero fixes in them); the rest are new.
+    // non-zero fixes in them); the rest are new (none when links never double).
     let kept = 32 - era;
-    let fresh = stream_window(hash, start) & !((1u32 << kept) - 1);
+    let fresh = stream_window(hash, start) & u32::MAX.checked_shl(kept).unwrap_or(0);
     let stream = (before.stream >> era) | fresh;
     Key {
         base_bucket: older.side_one_rank(before, era),
@@ -195,9 +197,11 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         max_doublings: u32,
         moves: usize,
         step: Era,
+        pairing: Pairing,
     ) -> Result<Self, TryReserveError> {
         let link_doublings = link_doublings.min(Scheme::new(base, F::BITS).max_era());
-        let mut first = ExpandTable::new(base, stripes, link_doublings.min(max_doublings))?;
+        let mut first =
+            ExpandTable::new(base, stripes, link_doublings.min(max_doublings), pairing)?;
         first.limit_moves(moves);
         first.set_step(step);
         Ok(Self::from_links(
@@ -215,10 +219,19 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         stripes: usize,
         link_doublings: Era,
         max_links: usize,
+        pairing: Pairing,
     ) -> Result<Self, TryReserveError> {
         let per_link = link_doublings.min(Scheme::new(base, F::BITS).max_era());
         let max_doublings = max_links.clamp(1, MAX_LINKS) as u32 * (per_link + 1) - 1;
-        Self::new(base, stripes, per_link, max_doublings, usize::MAX, 1)
+        Self::new(
+            base,
+            stripes,
+            per_link,
+            max_doublings,
+            usize::MAX,
+            1,
+            pairing,
+        )
     }
 
     /// A chain of these links (at least one), oldest first, for a decoder that has
@@ -399,10 +412,32 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
             .sum()
     }
 
-    /// Removes the longest code that answers for `hash`: from the newest link that has
-    /// one. False if none does.
+    /// Removes the longest match for `hash`: a code from the newest link that has one,
+    /// unless an older link's stash holds the key and knows more of its stream. False if
+    /// nothing answers.
+    ///
+    /// Link `i`'s window starts at stream bit `i · stride`, so a match there knows the
+    /// stream up to `i · stride` plus what it knows in the link: its era and length for a
+    /// code, 32 bits for a stashed copy. A newer link's codes know more than an older
+    /// link's (module docs, "Links"), but an older link's stashed copy can know more
+    /// than them; removing the newer code then could take another key's only copy.
     pub(crate) fn remove<A: Access>(&self, access: A, hash: u64) -> bool {
-        let keyed: Vec<_> = self.keyed(hash, self.link_count()).collect();
+        let keyed: SmallVec<[_; 4]> = self.keyed(hash, self.link_count()).collect();
+        let older = &keyed[..keyed.len().saturating_sub(1)];
+        if older.iter().any(|&(table, key)| table.stash_holds(key)) {
+            let rule = self.link_rule();
+            let stride = rule.0 + rule.1.extra_bits();
+            // The longest, the newest of equals.
+            let longest = keyed
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(table, key))| {
+                    let known = table.longest_match(access, key)?;
+                    Some((i as u32 * stride + known, i))
+                })
+                .max();
+            return longest.is_some_and(|(_, i)| keyed[i].0.remove(access, keyed[i].1));
+        }
         keyed
             .into_iter()
             .rev()
@@ -464,7 +499,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 Err(InsertError::Full)
                     if !started
                         && newest.era() == self.link_doublings
-                        && newest.len() >= newest.capacity() / 2 =>
+                        && (newest.len() >= newest.capacity() / 2 || newest.stash_is_full()) =>
                 {
                     if !self.start_link::<A>(links) {
                         return Err(InsertError::Full);
@@ -537,7 +572,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         while !base.is_multiple_of(2 * stripes as u64 * per_word) {
             stripes /= 2;
         }
-        let Ok(mut table) = ExpandTable::new(base, stripes, max_era) else {
+        let Ok(mut table) = ExpandTable::new(base, stripes, max_era, newest.pairing()) else {
             return false;
         };
         table.limit_moves(newest.moves());
@@ -657,7 +692,7 @@ mod tests {
         doublings: Era,
         links: usize,
     ) -> Chain<F, B> {
-        Chain::with_links(base, 1, doublings, links).unwrap()
+        Chain::with_links(base, 1, doublings, links, Pairing::SharedCode).unwrap()
     }
 
     /// Drives the chain and the model chain with the same random inserts (with
@@ -670,7 +705,7 @@ mod tests {
         seed: u64,
     ) {
         let engine = chain::<F, B>(base, doublings, links);
-        let mut model = ExpandChain::new(base, F::BITS, B, doublings, links);
+        let mut model = ExpandChain::with_shared_code(base, F::BITS, B, doublings, links);
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut keys: Vec<u64> = Vec::new();
         let mut step = 0;

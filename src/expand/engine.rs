@@ -20,11 +20,13 @@
 //!   (each under its own lock, inside its seqlock window) before it writes, so it waits
 //!   at most for one stripe's split, never for the table; the next doubling splits what
 //!   nobody touched.
-//! - **A doubling** (an insert that finds no kick path, at least half full, at most one
-//!   per insert): under the growth lock it splits whatever is left of the current era,
+//! - **A doubling** (an insert that finds no kick path, three quarters full, at most one
+//!   per insert, or at any load with the stash full): under the growth lock it splits whatever is left of the current era,
 //!   allocates the next segment and the next era's stripes, and then, holding every
 //!   stripe lock of the current record, carries each stripe's count over and publishes
 //!   the new record with `Release`. Nothing is copied: each stripe's codes move later.
+//!   Still under the growth lock it moves the stashed keys into the table where it
+//!   made room (`unstash`).
 //! - **Removes take the longest match** (module docs of `expand/mod.rs`), chosen under
 //!   the pair lock.
 //!
@@ -39,9 +41,12 @@
 
 use std::collections::TryReserveError;
 
+use smallvec::SmallVec;
+
 use super::record::{EraRecord, Records, Spot};
-use super::scheme::{Era, Key, Scheme, Split};
-use crate::engine::{self, Growth, Layout, Located, Stale};
+use super::scheme::{Era, Key, Pairing, Scheme, Split};
+use super::stash::{STASH_KEYS, Stash};
+use crate::engine::{self, Growth, Layout, Located, Overflow, Placement, Stale};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
@@ -49,10 +54,11 @@ use crate::stripe::{Access, MovesPaused, Shared, Stamp, Stripes};
 use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 use crate::table::Table;
 
-/// Doublings one insert may cause. A doubling that did not make room for a key is one
-/// whose buckets are full of codes that no doubling tells apart (more than `2b` keys
-/// that share a base bucket and a first block: see "Adversarial keys" in the module
-/// docs); doubling again would cost memory and free nothing.
+/// Doublings one insert may cause while the stash has room. A doubling that did not
+/// make room for a key is one whose buckets are full of codes that no doubling tells
+/// apart (more than `2b` keys that share a base bucket and a first block: see
+/// "Adversarial keys" in the module docs); doubling again would cost memory and free
+/// nothing.
 const MAX_DOUBLINGS_PER_INSERT: usize = 1;
 
 /// One side of a key: its base bucket and its stream on that side.
@@ -75,6 +81,8 @@ pub(crate) const MAX_STRIPES: usize = 1 << 16;
 /// A table held still for a snapshot (see [`ExpandTable::pause_for_snapshot`]).
 pub(crate) struct SnapshotGuard<'a, F, const B: usize> {
     record: &'a EraRecord<F, B>,
+    /// The keys stashed when the pause began (stash writes go on, as plain inserts do).
+    stashed: SmallVec<[Key; STASH_KEYS]>,
     _moves: MovesPaused<'a>,
     _growing: LockGuard<'a>,
 }
@@ -83,6 +91,11 @@ impl<F: Fingerprint, const B: usize> SnapshotGuard<'_, F, B> {
     /// The table's era, fixed while the guard lives.
     pub(crate) fn era(&self) -> Era {
         self.record.era
+    }
+
+    /// The keys stashed when the pause began.
+    pub(crate) fn stashed(&self) -> &[Key] {
+        &self.stashed
     }
 
     /// Every table word at the era, in bucket order: segment 0, then each later one.
@@ -107,6 +120,8 @@ struct Control<F, const B: usize> {
     /// Inserts that moved codes to make room, and the longest path one took (stats;
     /// written on the kick path only, after the records, which lookups read).
     kicked: AtomicU64,
+    /// Keys no doubling was spent on (`stash.rs`).
+    stash: Stash,
     longest_path: AtomicU8,
 }
 
@@ -121,6 +136,10 @@ pub(crate) struct ExpandTable<F, const B: usize> {
     moves: u8,
     /// Doublings per growth (the growth factor's log2, at least 1).
     step: u8,
+    /// How a key's second bucket and code follow from its first (`scheme.rs`): shared
+    /// codes for every table this crate builds, the Feistel pairing for one decoded
+    /// from a snapshot of kind 3.
+    pairing: Pairing,
 }
 
 crate::raw::assert_freeze!(ExpandTable<u8, 4>, ExpandTable<u16, 4>, ExpandTable<u16, 8>);
@@ -143,11 +162,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         base_buckets: u64,
         stripes: usize,
         max_doublings: Era,
+        pairing: Pairing,
     ) -> Result<Self, TryReserveError> {
         Self::with_first_segment(
             base_buckets,
             stripes,
             max_doublings,
+            pairing,
             Table::untouched(base_buckets as usize)?,
         )
     }
@@ -156,6 +177,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         base_buckets: u64,
         stripes: usize,
         max_doublings: Era,
+        pairing: Pairing,
         segment: Table<F, B>,
     ) -> Result<Self, TryReserveError> {
         #[allow(clippy::let_unit_value)]
@@ -173,11 +195,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 unsplit: AtomicU32::new(0),
                 kicked: AtomicU64::new(0),
                 longest_path: AtomicU8::new(0),
+                stash: Stash::new(),
             }),
             max_era: max_doublings.min(scheme.max_era()),
             moves: max_moves(B) as u8,
             step: 1,
+            pairing,
         })
+    }
+
+    /// The table's pairing.
+    pub(crate) fn pairing(&self) -> Pairing {
+        self.pairing
     }
 
     /// Bounds kick paths to `moves` moves (at most the default, [`max_moves`]): fewer
@@ -254,10 +283,19 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         (wanted.div_ceil(unit) * unit, stripes)
     }
 
-    /// The most doublings codes of this width pay for: one table doubles well `f − 4`
-    /// times and once more at a lower load (module docs, "How far one table doubles").
+    /// The doublings one table makes before the next link starts. A table doubles well
+    /// `f − 4` times with distinct keys and once more at a lower load, but keys with
+    /// copies (each code's copies held by one pair) crowd the small partner classes of
+    /// its last eras under half load (module docs, "How far one table doubles"): at 16
+    /// bits a link doubles `f − 5` times (2,048×), which holds three copies of each key
+    /// at the load distinct keys reach; at 8 bits `f − 3` (32×), since more links would
+    /// add their false positives and probes to every 8-bit lookup.
     pub(crate) const fn good_doublings() -> Era {
-        F::BITS - 3
+        if F::BITS >= 16 {
+            F::BITS - 5
+        } else {
+            F::BITS - 3
+        }
     }
 
     /// The current era's record.
@@ -293,7 +331,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// depend on it.
     #[inline(always)]
     pub(crate) fn scheme(&self) -> Scheme {
-        Scheme::new(self.base_buckets, F::BITS)
+        Scheme::with_pairing(self.base_buckets, F::BITS, self.pairing)
     }
 
     /// Buckets at `era`.
@@ -307,9 +345,20 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         (self.buckets(self.era()) as usize).saturating_mul(B)
     }
 
-    /// Codes stored (a void's copies each count); exact when no writer is active.
+    /// Codes stored (a void's copies each count) and keys stashed; exact when no
+    /// writer is active.
     pub(crate) fn len(&self) -> usize {
-        self.record().stripes.total_count()
+        self.record().stripes.total_count() + self.control.stash.len()
+    }
+
+    /// Whether the stash has no free entry (a hint: read without its lock).
+    pub(crate) fn stash_is_full(&self) -> bool {
+        self.control.stash.is_full()
+    }
+
+    /// Keys stashed (`stash.rs`).
+    pub(crate) fn stashed(&self) -> impl Iterator<Item = Key> + '_ {
+        self.control.stash.keys()
     }
 
     /// Bytes: the struct, its control block, and every record (its stripes, counters,
@@ -319,6 +368,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             + std::mem::size_of::<Control<F, B>>()
             + self.control.records.list_bytes()
             + self.records().map(EraRecord::memory_usage).sum::<usize>()
+            + self.control.stash.memory_usage()
     }
 
     /// Bytes of the table segments.
@@ -357,7 +407,16 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// A key's two sides: its base bucket and stream on each (the same at every era).
     #[inline(always)]
     fn sides(&self, key: Key) -> [Side; 2] {
-        let (base, stream) = self.scheme().mirror(key.base_bucket, key.stream);
+        let scheme = self.scheme();
+        let (base, stream) = match self.pairing {
+            Pairing::Feistel => scheme.mirror(key.base_bucket, key.stream),
+            // Side 2's stream is the one its descendant is read from; its code is side
+            // 1's (see `code_stream`).
+            Pairing::SharedCode => (
+                scheme.shared_other_base(key.base_bucket, key.stream),
+                key.stream ^ scheme.round_mask(key.stream),
+            ),
+        };
         [
             Side {
                 base: key.base_bucket as u32,
@@ -403,16 +462,33 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         u64::from(scheme.code(stream, era, scheme.fresh_len(era)))
     }
 
-    /// Side `side` read at the era before `record`'s: the parent bucket, the code of
-    /// the era before, the same stripe (a bucket and its child share one).
+    /// The stream side `k`'s code is read from: its own, or with shared codes, side
+    /// 1's for both.
     #[inline(always)]
-    fn parent_view(&self, record: &EraRecord<F, B>, side: Side, c: &mut Located<Spot>, k: usize) {
+    fn code_stream(&self, sides: [Side; 2], k: usize) -> u32 {
+        if k == 1 && self.pairing == Pairing::Feistel {
+            sides[1].stream
+        } else {
+            sides[0].stream
+        }
+    }
+
+    /// Side `k` of `sides` read at the era before `record`'s: the parent bucket, the
+    /// code of the era before, the same stripe (a bucket and its child share one).
+    #[inline(always)]
+    fn parent_view(
+        &self,
+        record: &EraRecord<F, B>,
+        sides: [Side; 2],
+        c: &mut Located<Spot>,
+        k: usize,
+    ) {
         let era = record.era - 1;
         c.buckets[k] = Spot {
-            base: side.base,
-            t: side.stream & (record.mask >> 1),
+            base: sides[k].base,
+            t: sides[k].stream & (record.mask >> 1),
         };
-        c.codes[k] = self.code_at(side.stream, era);
+        c.codes[k] = self.code_at(self.code_stream(sides, k), era);
         c.eras[k] = era;
     }
 
@@ -427,9 +503,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         split: impl Fn(usize, Spot) -> bool,
     ) -> Located<Spot> {
         if record.era > 0 {
-            for (k, side) in sides.into_iter().enumerate() {
+            for k in 0..2 {
                 if !split(k, c.buckets[k]) {
-                    self.parent_view(record, side, &mut c, k);
+                    self.parent_view(record, sides, &mut c, k);
                 }
             }
         }
@@ -453,15 +529,18 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     // ----- operations (the engine's protocol over this layout) -----
 
-    /// Whether a code answers for `key`.
+    /// Whether the stash holds `key`, or a code answers for it. The stash is read
+    /// first: a doubling moves stashed keys into the table before it empties their
+    /// entries, so a lookup that finds an entry empty finds the key in the table.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, key: Key) -> bool {
-        engine::contains(self, access, self.sides(key))
+        self.control.stash.holds(key) || engine::contains(self, access, self.sides(key))
     }
 
-    /// Codes in `key`'s two buckets that answer for it.
+    /// `key`'s stashed copies and the codes in its two buckets that answer for it (a
+    /// copy moved out of the stash meanwhile may count twice).
     pub(crate) fn count<A: Access>(&self, access: A, key: Key) -> usize {
-        engine::count(self, access, self.sides(key))
+        self.control.stash.count(key) + engine::count(self, access, self.sides(key))
     }
 
     /// Starts fetching both of `key`'s buckets at the current era into the cache (a
@@ -476,7 +555,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     }
 
     /// Adds a code for `key` (only if none answers for it when `unique`), doubling the
-    /// table when no kick path frees a slot and the table is at least half full.
+    /// table or stashing the key when no kick path frees a slot (`grow`).
     /// `Ok(false)`: `unique` and a code answers already. On `Err` nothing was added or
     /// lost (the table may have doubled, which changes no answer). For tests, which
     /// drive one table; a chain inserts through [`insert_while`](Self::insert_while).
@@ -526,7 +605,16 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Removes the longest code in `key`'s two buckets that answers for it (the rule
     /// that never costs another key its code: module docs, "Removes"); false if none
     /// does.
+    ///
+    /// A stashed copy of the key goes first: it holds the key's whole identity here, so
+    /// it is the longest match there is.
     pub(crate) fn remove<A: Access>(&self, access: A, key: Key) -> bool {
+        if self.control.stash.holds(key) {
+            let stash = &self.control.stash;
+            if stash.take(&stash.lock(), key) {
+                return true;
+            }
+        }
         engine::remove(self, access, self.sides(key), |table, record, c, hits| {
             // The last of the longest, as the model's `max_by_key` picks.
             (0..2 * B)
@@ -539,6 +627,38 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 .max_by_key(|&(len, _)| len)
                 .map(|(_, lane)| lane)
         })
+    }
+
+    /// Whether the stash holds `key`.
+    pub(crate) fn stash_holds(&self, key: Key) -> bool {
+        self.control.stash.holds(key)
+    }
+
+    /// How many of this table's stream bits the longest match for `key` knows: 32 for a
+    /// stashed copy (its stream's whole window), else the era and the length of the
+    /// longest code that answers (read under the pair lock, with both buckets split to
+    /// the era); `None` if nothing answers. For a chain's remove, which compares links.
+    pub(crate) fn longest_match<A: Access>(&self, access: A, key: Key) -> Option<u32> {
+        if self.stash_holds(key) {
+            return Some(32);
+        }
+        let sides = self.sides(key);
+        loop {
+            let (record, c) = engine::pin_ready::<Self, A, B>(self, sides);
+            let _guard = engine::lock_pair(self, access, record, &c);
+            if !self.is_current(record) {
+                continue;
+            }
+            let hits = Self::matches(&self.load_pair(record, &c), &c);
+            return (0..2 * B)
+                .filter(|&lane| hits.0 & (1 << lane) != 0)
+                .map(|lane| {
+                    let (_, spot, slot) = c.lane::<B>(lane);
+                    let code = self.slot(record, spot, slot) as u32;
+                    record.era + self.scheme().len_of(code, record.era)
+                })
+                .max();
+        }
     }
 
     // ----- splits and doublings -----
@@ -588,6 +708,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             Table::<F, B>::group_store(words, sub, slot, u64::from(code), Ordering::Relaxed)
         };
         let mut voids = 0;
+        let at = (u64::from(spot.base), u64::from(spot.t));
         for (slot, code) in Table::<F, B>::group_bucket(parents, p)
             .into_iter()
             .enumerate()
@@ -595,7 +716,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             if code == 0 {
                 continue;
             }
-            match self.scheme().split(code as u32, era) {
+            match self.scheme().split_at(at, code as u32, era) {
                 Split::One {
                     to_upper: false,
                     code,
@@ -622,14 +743,43 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// or no memory): nothing changed then.
     #[cold]
     #[inline(never)]
-    fn grow_from<A: Access>(&self, seen: &EraRecord<F, B>, times: Era) -> Growth {
+    fn grow_from<A: Access>(&self, access: A, seen: &EraRecord<F, B>, times: Era) -> Growth {
         let _growing = A::SHARED.then(|| self.control.growing.lock());
         if !self.is_current(seen) {
             return Growth::ByAnother;
         }
         match (0..times).take_while(|_| self.double_locked::<A>()).count() {
             0 => Growth::Impossible,
-            _ => Growth::Grown,
+            _ => {
+                self.unstash(access);
+                Growth::Grown
+            }
+        }
+    }
+
+    /// Moves each stashed key into the table, if the doubling gave its pair room: the
+    /// stash is for keys that only a doubling could separate, and one just came. By
+    /// the holder of the growth lock, so a snapshot (which holds it) sees each key in
+    /// the stash or in the table, never in neither. Each key is placed under its pair
+    /// lock before its entry is emptied under the stash's lock (the order of
+    /// `overflow`), so a lookup, which reads the stash first, finds it in one of
+    /// them, and a remove, which takes from the stash under its lock and otherwise from
+    /// the table, removes it once.
+    #[cold]
+    fn unstash<A: Access>(&self, access: A) {
+        let stash = &self.control.stash;
+        let stashed: SmallVec<[Key; STASH_KEYS]> = stash.keys().collect();
+        for key in stashed {
+            let (record, c) = engine::pin_ready::<Self, A, B>(self, self.sides(key));
+            let guard = engine::lock_pair(self, access, record, &c);
+            let locked = stash.lock();
+            // A remove may have taken this copy meanwhile.
+            if !stash.holds(key) {
+                continue;
+            }
+            if let Placement::Inserted = engine::place(self, &guard, record, &c, false, &|| true) {
+                stash.take(&locked, key);
+            }
         }
     }
 
@@ -687,9 +837,15 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for stripe in 0..record.stripes.len() {
             self.split_stripe::<Shared>(record, stripe);
         }
+        let moves = record.stripes.pause_moves();
+        let stashed = {
+            let _stash = self.control.stash.lock();
+            self.control.stash.keys().collect()
+        };
         SnapshotGuard {
             record,
-            _moves: record.stripes.pause_moves(),
+            stashed,
+            _moves: moves,
             _growing: growing,
         }
     }
@@ -713,8 +869,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         base_buckets: u64,
         first_stripes: usize,
         max_era: Era,
+        pairing: Pairing,
         era: Era,
         words: &mut impl Iterator<Item = u64>,
+        stashed: impl IntoIterator<Item = Key>,
     ) -> Result<Self, TryReserveError> {
         let first = Table::with_words(
             base_buckets as usize,
@@ -723,7 +881,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                     * Table::<F, B>::WORDS_PER_BUCKET,
             ),
         )?;
-        let table = Self::with_first_segment(base_buckets, first_stripes, max_era, first)?;
+        let table = Self::with_first_segment(base_buckets, first_stripes, max_era, pairing, first)?;
         let mut stripes = first_stripes;
         for past in 0..era {
             let segment = Table::with_words(table.buckets(past) as usize, words.by_ref())?;
@@ -753,6 +911,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
             word_start += segment.len();
         }
+        {
+            let stash = &table.control.stash;
+            let locked = stash.lock();
+            for key in stashed {
+                stash.add(&locked, key);
+            }
+        }
         Ok(table)
     }
 
@@ -772,13 +937,16 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             }
         });
         self.control.unsplit.store(0, Ordering::Relaxed);
+        let stash = &self.control.stash;
+        let _stash = stash.lock();
+        stash.clear();
     }
 
     /// Doubles now however full the table is (for tests and models); false past the
     /// last era.
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn double_now(&self) -> bool {
-        self.grow_from::<Shared>(self.record(), 1) != Growth::Impossible
+        self.grow_from(Shared, self.record(), 1) != Growth::Impossible
     }
 
     /// Splits `stripe` to the current era if it is not split yet (for models).
@@ -898,7 +1066,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
             buckets,
             codes: [
                 self.code_at(sides[0].stream, record.era),
-                self.code_at(sides[1].stream, record.era),
+                self.code_at(self.code_stream(sides, 1), record.era),
             ],
             eras: [record.era, record.era],
         }
@@ -1055,11 +1223,12 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         }
     }
 
-    /// The growth policy: at most one doubling per insert, and only with the table at
-    /// least half full (see "Adversarial keys" in the module docs), measured against the
-    /// slots of the era searched.
+    /// The growth policy: a doubling only with the table at least three quarters full
+    /// (measured against the slots of the era searched), at most one per insert (see
+    /// "Adversarial keys" in the module docs), the stash taking the keys it spends none
+    /// on; with the stash full, a doubling whatever the load ("Duplicates").
     #[inline(always)]
-    fn grow<A: Access>(&self, record: &EraRecord<F, B>, doublings: usize) -> Growth {
+    fn grow<A: Access>(&self, access: A, record: &EraRecord<F, B>, doublings: usize) -> Growth {
         // Another thread may have grown the table since this search began: look again
         // at the new era. (Measured against the new capacity, the old era's load reads
         // as under half full, and the insert was refused while the filter could grow:
@@ -1068,11 +1237,58 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
             return Growth::ByAnother;
         }
         let slots = self.buckets(record.era) as usize * B;
-        let half_full = record.stripes.total_count() >= slots / 2;
-        if doublings >= MAX_DOUBLINGS_PER_INSERT || !half_full {
+        let under_three_quarters = record.stripes.total_count() < slots / 4 * 3;
+        if (under_three_quarters || doublings >= MAX_DOUBLINGS_PER_INSERT) && !self.stash_is_full()
+        {
+            // Under three quarters full a kick search fails only where copies crowd a
+            // few pairs (fresh keys fill a table past 94% before one fails): the stash
+            // takes the key (`overflow`), as it does one this insert has doubled for
+            // already. With the stash full the table grows, however full: it never
+            // refuses a key while it may still grow.
+            return Growth::Refused;
+        }
+        if record.era >= self.max_era {
             return Growth::Impossible;
         }
-        self.grow_from::<A>(record, Era::from(self.step))
+        self.grow_from(access, record, Era::from(self.step))
+    }
+
+    /// Stashes a key whose pair has no room and no kick path, under that pair's lock
+    /// (a unique insert checks the table and the stash there first), if its pair is
+    /// still full then.
+    #[cold]
+    #[inline(never)]
+    fn overflow<A: Access>(
+        &self,
+        access: A,
+        record: &EraRecord<F, B>,
+        sides: [Side; 2],
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Overflow {
+        let c = self.locate(record, sides);
+        let guard = engine::lock_pair(self, access, record, &c);
+        let key = Key {
+            base_bucket: u64::from(sides[0].base),
+            stream: sides[0].stream,
+        };
+        match engine::place(self, &guard, record, &c, unique, &current) {
+            Placement::Inserted => return Overflow::Placed(true),
+            Placement::AlreadyPresent => return Overflow::Placed(false),
+            Placement::Stale => return Overflow::Stale,
+            Placement::Superseded => return Overflow::Superseded,
+            Placement::OnlyCopies => return Overflow::OnlyCopies,
+            Placement::Full => {}
+        }
+        if unique && self.control.stash.holds(key) {
+            return Overflow::Placed(false);
+        }
+        let stash = &self.control.stash;
+        if stash.add(&stash.lock(), key) {
+            Overflow::Placed(true)
+        } else {
+            Overflow::NoRoom
+        }
     }
 }
 
@@ -1087,20 +1303,40 @@ mod tests {
         stripes: usize,
         max: Era,
     ) -> ExpandTable<F, B> {
-        ExpandTable::new(base, stripes, max).unwrap()
+        ExpandTable::new(base, stripes, max, Pairing::SharedCode).unwrap()
     }
 
     /// Drives the engine and the model with the same random inserts (with duplicates),
     /// removes and lookups: every answer agrees, and every few hundred steps the two
-    /// tables hold the same codes in the same slots.
+    /// tables hold the same codes in the same slots and stash the same keys.
     fn drives_like_the_model<F: Fingerprint, const B: usize>(
         base: u64,
         stripes: usize,
         max: Era,
         seed: u64,
     ) {
-        let engine = table::<F, B>(base, stripes, max);
-        let mut model = ExpandModel::new(base, F::BITS, B, max);
+        for pairing in [Pairing::SharedCode, Pairing::Feistel] {
+            drives_like_the_model_with::<F, B>(base, stripes, max, seed, pairing, 1);
+        }
+    }
+
+    /// One drive; an insert repeats one of the last few keys inserted with probability
+    /// `repeats / 8` (1: a few duplicates; 4: half the inserts are copies, most in a
+    /// row, which is what fills a stash). The most keys stashed at once.
+    fn drives_like_the_model_with<F: Fingerprint, const B: usize>(
+        base: u64,
+        stripes: usize,
+        max: Era,
+        seed: u64,
+        pairing: Pairing,
+        repeats: u8,
+    ) -> usize {
+        let mut most_stashed = 0;
+        let engine = ExpandTable::<F, B>::new(base, stripes, max, pairing).unwrap();
+        let mut model = match pairing {
+            Pairing::Feistel => ExpandModel::new(base, F::BITS, B, max),
+            Pairing::SharedCode => ExpandModel::with_shared_code(base, F::BITS, B, max),
+        };
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut keys: Vec<u64> = Vec::new();
         // Enough steps to reach the last era and fill it (about half a key net per step).
@@ -1108,10 +1344,12 @@ mod tests {
         for step in 0..steps {
             match rng.u8(0..10) {
                 0..=6 => {
-                    let hash = if keys.is_empty() || rng.u8(0..8) != 0 {
+                    let hash = if keys.is_empty() || rng.u8(0..8) >= repeats {
                         rng.u64(..)
-                    } else {
+                    } else if repeats == 1 {
                         keys[rng.usize(0..keys.len())]
+                    } else {
+                        keys[keys.len() - 1 - rng.usize(0..keys.len().min(3))]
                     };
                     let expected = model.insert(hash);
                     let got = engine.insert(engine.key(hash), false).map(|_| ());
@@ -1141,6 +1379,8 @@ mod tests {
                 let codes: Vec<u32> = engine.codes().into_iter().map(|c| c as u32).collect();
                 assert_eq!(codes, model.codes(), "step {step}, era {}", model.era());
                 assert_eq!(engine.len(), model.len(), "step {step}");
+                assert_eq!(engine.stashed().count(), model.stashed(), "step {step}");
+                most_stashed = most_stashed.max(model.stashed());
                 assert_eq!(
                     engine.unsplit_stripes(),
                     engine.unsplit_by_split_bits(),
@@ -1150,9 +1390,16 @@ mod tests {
                 let guard = engine.pause_for_snapshot();
                 let mut words = guard.words().collect::<Vec<_>>().into_iter();
                 drop(guard);
-                let restored =
-                    ExpandTable::<F, B>::restore(base, stripes, max, engine.era(), &mut words)
-                        .unwrap();
+                let restored = ExpandTable::<F, B>::restore(
+                    base,
+                    stripes,
+                    max,
+                    pairing,
+                    engine.era(),
+                    &mut words,
+                    engine.stashed().collect::<Vec<_>>(),
+                )
+                .unwrap();
                 // Each stripe counts the codes of the buckets it holds now (a live
                 // table's counts only sum right: a doubling leaves them where they were).
                 let mut by_bucket = vec![0; engine.stripe_counts().len()];
@@ -1173,6 +1420,7 @@ mod tests {
         }
         assert_eq!(engine.era(), model.era());
         assert_eq!(model.era(), max, "the table reached its last era");
+        most_stashed
     }
 
     #[test]
@@ -1183,6 +1431,24 @@ mod tests {
         drives_like_the_model::<u8, 4>(8, 1, 5, 4);
         drives_like_the_model::<u8, 4>(48, 4, 5, 5);
         drives_like_the_model::<u8, 8>(16, 2, 5, 6);
+    }
+
+    /// Half the inserts copies of the last few keys: pairs fill with copies under half
+    /// load, the stash fills, the table doubles with it full and empties it into the
+    /// new era, and the engine does each step as the model does.
+    #[test]
+    fn duplicates_stash_and_unstash_as_the_model_does() {
+        let pairing = Pairing::SharedCode;
+        let mut most = 0;
+        for seed in 0..4 {
+            most = most.max(drives_like_the_model_with::<u16, 4>(
+                8, 1, 8, seed, pairing, 4,
+            ));
+            most = most.max(drives_like_the_model_with::<u8, 4>(
+                8, 1, 5, seed, pairing, 4,
+            ));
+        }
+        assert!(most > 0, "the stash was used");
     }
 
     impl<F: Fingerprint, const B: usize> Churned for ExpandTable<F, B> {

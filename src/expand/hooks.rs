@@ -3,6 +3,7 @@
 
 use super::chain::{Chain, MAX_LINKS};
 use super::engine::ExpandTable;
+use super::scheme::Pairing;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
 use crate::stripe::Shared;
@@ -25,7 +26,16 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
 
     /// A chain of up to `max_links` links, the first as [`new`](Self::new) makes it.
     pub fn linked(base_buckets: u64, stripes: usize, max_doublings: u32, max_links: usize) -> Self {
-        Self(Chain::with_links(base_buckets, stripes, max_doublings, max_links).expect("memory"))
+        Self(
+            Chain::with_links(
+                base_buckets,
+                stripes,
+                max_doublings,
+                max_links,
+                Pairing::SharedCode,
+            )
+            .expect("memory"),
+        )
     }
 
     /// Starts the next link now, however full the newest is; false past the last.
@@ -42,7 +52,10 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     pub fn with_capacity(items: usize) -> Self {
         let (buckets, stripes) = ExpandTable::<F, B>::sizes_for(items, 0.95);
         let doublings = ExpandTable::<F, B>::good_doublings();
-        Self(Chain::with_links(buckets, stripes, doublings, MAX_LINKS).expect("memory"))
+        Self(
+            Chain::with_links(buckets, stripes, doublings, MAX_LINKS, Pairing::SharedCode)
+                .expect("memory"),
+        )
     }
 
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
@@ -73,6 +86,11 @@ impl<F: Fingerprint, const B: usize> DoublingTable<F, B> {
     /// Splits stripe `stripe` to the current era, if it is not split yet.
     pub fn split_stripe(&self, stripe: usize) {
         self.first().split_stripe_now(stripe);
+    }
+
+    /// Keys in the links' stashes.
+    pub fn stashed(&self) -> usize {
+        self.0.tables().map(|table| table.stashed().count()).sum()
     }
 
     /// Doublings over all links (a new link counts as one).

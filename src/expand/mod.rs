@@ -7,7 +7,8 @@
 //! - `engine.rs`: the concurrent table, a layout of the crate's one engine
 //!   (`engine.rs` and `kick.rs` at the crate root hold the protocol), with lazy
 //!   stripe-by-stripe splits; `record.rs`: its era records (the crate's one `unsafe`
-//!   module besides the prefetch hint); `chain.rs`: its links, on `segments.rs` (arrays
+//!   module besides the prefetch hint); `stash.rs`: the few keys a table keeps beside
+//!   its buckets ("Duplicates" below); `chain.rs`: its links, on `segments.rs` (arrays
 //!   that grow by appending). Driven alone, table and chain hold the model's codes slot
 //!   for slot. `hooks.rs` exposes them on pre-hashed keys to the loom models and
 //!   measurements as the hidden `DoublingTable` (`test-hooks` only).
@@ -75,6 +76,23 @@
 //! 100, 16 bits): with `H ≡ 0` the doublings came at 99, 95, 87, 84, 75,
 //! 79, 81, 79, 71, 73, 72 and 72% load; with the round, at 96–99% through era 12.
 //!
+//! ## One code for both buckets (snapshot kind 4)
+//!
+//! The Feistel pairing above is snapshot kind 3's; every table built now pairs a key's
+//! buckets otherwise (`Pairing::SharedCode`). Both sides store the key's one stream, as
+//! the core filter stores one fingerprint in both buckets. Side 2's bucket bits are
+//! that stream xor `H(R)` (the round's mask, so side 2's buckets spread as a Feistel
+//! side's do), and its base bucket is `N0/2 + (i0 + ⌊m(z) · (N0/2) / 2^32⌋) mod N0/2`
+//! with `m` a multiply of the whole first block, which a code on either side reads back
+//! (its bucket's half says its side, and `R` is never masked). The Feistel pairing draws
+//! that offset from the pair's symmetric half of the block only, so a bucket's codes
+//! reached fewer partner buckets. With three copies of each of 50,000 keys inserted into
+//! a model chain of 264 base buckets (`ExpandChain`, 16 bits, 4 slots, the engine's
+//! growth policy, 12 key sets): the Feistel pairing doubled 9 times in 3 of 12 sets
+//! inserted round by round and in 7 of 12 inserted with each key's copies in a row;
+//! one shared code, 8 times in all 24 (the fewest that hold 150,000 codes). Doubling
+//! loads and false-positive rates of distinct keys were the Feistel pairing's.
+//!
 //! # How far one table doubles
 //!
 //! A code's partner may depend only on what every copy of its key knows: the base bucket
@@ -91,13 +109,26 @@
 //! | 16 (first capacity 100) | 96.1–99.4% | 86.2% | 52.6% | – |
 //! | 8 (first capacity 1,000) | 96.8–98.3% | 86.5% | 47.6% | 23.8% |
 //!
-//! So one table doubles well `f − 4` times (4,096× at 16 bits, 16× at 8 bits), once
-//! more at a lower load, and no further. Neither a deeper kick search nor a later start
+//! So one table doubles well `f − 4` times (4,096× at 16 bits, 16× at 8 bits) with
+//! distinct keys, once more at a lower load, and no further. Neither a deeper kick search nor a later start
 //! helps. In a run of the scheme before its sides kept to halves, 7 or 9 moves gave the
 //! same 88.9% at era 13 as 5 moves. A table started at a later era from a smaller base
 //! gains nothing either: the first codes' information (base bucket and code bits) is
 //! fixed by the memory they occupy, and every doubling moves one bit of it into the
 //! address.
+//!
+//! Copies need more room than that. The codes of one bucket can move to at most
+//! `2^(f − d)` buckets, and a key's copies all sit in one pair, so at a link's last eras
+//! copies crowd small groups of buckets, which jam while the table is far from full. Measured with three copies of each key (`GrowableCuckooFilter`,
+//! 16 bits, 8 hasher seeds, the same in each): 200,000 keys from `with_capacity(200)`
+//! jammed at era 12 (`f − 4`) under half load and ended at 14 doublings and 95 bits per
+//! item (both insertion orders) with links of `f − 3` doublings; with links of `f − 5`,
+//! 12 doublings and 24 bits round by round, 13 and 36 in a row. So a 16-bit link
+//! doubles `f − 5` times (2,048×), which costs distinct keys nothing measured (10^6
+//! keys from 1,000: 17.7 bits per item either way; 8·10^6: 35.1 → 22.0, the second
+//! link starting earlier). An 8-bit link keeps `f − 3` (32×): at 8 bits each extra link
+//! adds its false positives to every lookup, and `f − 5` spreads a filter grown from
+//! 1,000 to 10^6 keys over 4 links where `f − 3` needs 3.
 //!
 //! # Links: growth past one table
 //!
@@ -115,11 +146,13 @@
 //! from 1,000 (`growth -- lookups`): 34.9 bits per key with links of the same size,
 //! 52.4 with links twice the size. A link that stopped short of its doublings
 //! (at 2^32 buckets) starts no further link. Inserts go to the newest link; lookups ask every
-//! link (one probe of two buckets each: one link covers 4,096× of growth at 16 bits).
+//! link (one probe of two buckets each: one link covers 2,048× of growth at 16 bits).
 //!
-//! A remove takes the longest match over all links, which is always in the newest link
-//! that answers: a newer link's code knows every stream bit an older link's code knows,
-//! and more. Two details make that hold, both found by the model's cross-link test:
+//! A remove takes the longest match over all links, which is in the newest link that
+//! answers, unless an older link's stash holds the key: a newer link's code knows every
+//! stream bit an older link's code knows, and more, but a stashed copy knows its link's
+//! whole 32-bit window, which can reach past a newer link's codes (a chain's remove then
+//! compares each link's longest match, `chain.rs`). Two details make that hold, both found by the model's cross-link test:
 //!
 //! - Side 1's base buckets are the lower half of the base table and side 2's the upper
 //!   half (Graf's mirror within the halves). Without that, a code could answer for key
@@ -137,6 +170,34 @@
 //! each doubling is about the chain of sub-filters' at the same number of growths
 //! (within ±11% over runs of these commands with other negative counts: within the
 //! sampling noise of a few hundred false positives).
+//!
+//! # Duplicates
+//!
+//! `CF.ADD` of a key already present is everyday use, and a filter that may still grow
+//! must take every copy that fits its pair (`2b`: more is `TooManyCopies`, as in the
+//! core filter). Three things keep copies from costing refusals or memory:
+//!
+//! - one code for both buckets (above), so copies of different keys rarely share a pair
+//!   forever;
+//! - the growth policy: a kick search that fails under three quarters load meets copies
+//!   that crowd a few pairs (distinct keys fill a table past 94% before one fails), so
+//!   the key goes to the table's **stash** (`stash.rs`: 8 keys, each its base bucket and
+//!   32-bit stream, compared whole) instead of doubling the table. Each doubling moves
+//!   the stashed keys back into the table where it made room. With the stash full the
+//!   table doubles at any load: it never refuses a key while it may still grow;
+//! - links of `f − 5` doublings at 16 bits ("How far one table doubles").
+//!
+//! Measured with `GrowableCuckooFilter` (`tests/duplicates.rs` holds each as a test):
+//! `with_capacity(1_000)` and 50,000 keys three times each, round by round or each key's
+//! copies in a row, refuse none at 16 bits and double 8 times (the fewest that hold the
+//! 150,000 codes: 29.5 bits per item against 22.4 for the keys once, a ratio set by the
+//! doublings' powers of two); `with_capacity(200)` and 200,000 keys three times refuse
+//! none in 12 (round by round) or 13 doublings. At 8 bits round by round refuses none
+//! in 9 doublings (17.0 bits per item); with copies in a row no insert is `Full`, 2–4
+//! of 150,000 are `TooManyCopies` (a pair of 8 codes that 8 bits cannot tell from the
+//! key's copies), and the table doubles 12 times (121 bits per item): at 8 bits a
+//! link's last eras let a bucket's codes reach 16 and 8 buckets, which copies in a row
+//! jam far below their load, and more links would cost every lookup (above).
 //!
 //! # Removes that never lose another key
 //!
@@ -212,8 +273,9 @@
 //!   whoever still holds or waits on one: about 1% of the table's bytes over all eras),
 //!   and each stripe's version carries a bit saying whether its buckets hold codes of
 //!   the era or still of the one before.
-//! - **A doubling** (an insert that finds no kick path in a table at least half full,
-//!   at most one per insert) splits whatever is left of the current era, allocates the
+//! - **A doubling** (an insert that finds no kick path in a table at least three
+//!   quarters full, at most one per insert, or in any table whose stash is full: see
+//!   "Duplicates") splits whatever is left of the current era, allocates the
 //!   next segment and the next era's stripes (all unsplit), and then, holding every
 //!   stripe lock of the current record, carries the stripes' counts over and publishes
 //!   the next record: nothing is copied there.
@@ -233,10 +295,14 @@
 //!   from the free end back, each under its pair lock and checked there), and removes
 //!   that take the longest match, under the pair lock.
 //! - **Adversarial keys.** More than `2b` live keys that share a base bucket and a first
-//!   block fill their pair with codes no kick can move, and no doubling tells them apart
-//!   (their buckets and partner are fixed by the block). A doubling therefore needs the
-//!   table at least half full, and one insert causes at most one: such keys get `Full`,
-//!   as in the core filter, instead of doubling the table to its last era.
+//!   block fill their pair with codes no kick can move, and no doubling before era `f`
+//!   tells them apart (their buckets and partner are fixed by the block). A doubling
+//!   therefore needs the table three quarters full, and one insert causes at most one:
+//!   such keys go to the stash, and past its 8 entries each further one doubles the
+//!   table, so a flood of them costs memory, as it would cost the core filter refusals.
+//! - **The stash** (`stash.rs`): one atomic word per key, written under its own lock
+//!   and the key's pair lock, read by lookups before the buckets (a doubling moves
+//!   stashed keys into the table before it empties their entries).
 //! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
 //!   No code moves between links, so a lookup asks each in turn.
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
@@ -244,7 +310,9 @@
 //!   a lookup that reads a plain insert made after a split (n), an insert racing a
 //!   doubling (p), two unique inserts of one key racing a link's start (q), and an
 //!   insert whose kick path another insert breaks, which must search again rather than
-//!   take the table for full (r), each with one or two mutations in `break_models.py`.
+//!   take the table for full (r), a lookup (s) and a remove (t) racing the doubling
+//!   that moves a stashed key into the table, and two keys stashed at once (u), each
+//!   with one or two mutations in `break_models.py`.
 //!
 //! The public type is `growable.rs`'s `GrowableCuckooFilter`; its snapshots are
 //! `format/growable.rs`. Measured: see BENCHMARKS.md, "Growth in place".
@@ -260,3 +328,4 @@ pub(crate) mod model;
 mod record;
 pub(crate) mod scheme;
 mod segments;
+pub(crate) mod stash;

@@ -6,7 +6,8 @@
 
 use std::collections::VecDeque;
 
-use super::scheme::{Era, Key, Place, Scheme, Split, stream_window};
+use super::scheme::{Era, Key, Pairing, Place, Scheme, Split, stream_window};
+use super::stash::STASH_KEYS;
 use crate::error::InsertError;
 
 /// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
@@ -26,6 +27,15 @@ pub struct ExpandModel {
     /// Bucket `b`'s codes are `codes[b * slots..][..slots]`; 0 is an empty slot.
     codes: Vec<u32>,
     len: usize,
+    /// Keys the table took beside its buckets, entry by entry as the engine's stash
+    /// holds them (`stash.rs`: a key takes the first free entry).
+    stash: [Option<Key>; STASH_KEYS],
+    /// Whether an insert that finds no room always doubles (the scheme alone, for
+    /// measurements and for tests of eras past what the engine's policy reaches), rather
+    /// than as the engine does (`ExpandTable::grow`): at most once an insert, at least
+    /// three quarters full unless the stash is full, the stash taking a key it spends no
+    /// doubling on.
+    always_doubles: bool,
     /// Load at each doubling so far: the share of slots in use when an insert found no
     /// room and the table doubled.
     loads_at_doubling: Vec<f64>,
@@ -35,7 +45,23 @@ impl ExpandModel {
     /// A table of `base_buckets` buckets (even, at least 2) of `slots` slots of `bits`
     /// bits (8 or 16) that doubles up to `max_doublings` times.
     pub fn new(base_buckets: u64, bits: u32, slots: usize, max_doublings: u32) -> Self {
-        let scheme = Scheme::new(base_buckets, bits);
+        Self::with_scheme(Scheme::new(base_buckets, bits), slots, max_doublings)
+    }
+
+    /// [`new`](Self::new) with both sides storing the key's one stream (the pairing of
+    /// snapshot kind 4) rather than a Feistel round of it.
+    pub fn with_shared_code(
+        base_buckets: u64,
+        bits: u32,
+        slots: usize,
+        max_doublings: u32,
+    ) -> Self {
+        let scheme = Scheme::with_pairing(base_buckets, bits, Pairing::SharedCode);
+        Self::with_scheme(scheme, slots, max_doublings)
+    }
+
+    fn with_scheme(scheme: Scheme, slots: usize, max_doublings: u32) -> Self {
+        let base_buckets = scheme.buckets(0);
         Self {
             scheme,
             slots,
@@ -43,6 +69,8 @@ impl ExpandModel {
             max_era: max_doublings.min(scheme.max_era()),
             codes: vec![0; base_buckets as usize * slots],
             len: 0,
+            stash: [None; STASH_KEYS],
+            always_doubles: false,
             loads_at_doubling: Vec::new(),
         }
     }
@@ -59,7 +87,7 @@ impl ExpandModel {
 
     /// Codes stored (a void's copies each count).
     pub fn len(&self) -> usize {
-        self.len
+        self.len + self.stashed()
     }
 
     /// Whether no code is stored.
@@ -116,7 +144,12 @@ impl ExpandModel {
         places
             .iter()
             .map(|&place| self.matching(place).count())
-            .sum()
+            .sum::<usize>()
+            + self
+                .stash
+                .iter()
+                .filter(|&&stashed| stashed == Some(key))
+                .count()
     }
 
     /// Removes the longest code that answers for `hash` (the rule that never costs
@@ -125,7 +158,28 @@ impl ExpandModel {
         self.remove_key(self.scheme.key(hash))
     }
 
+    /// How many stream bits the longest match for `key` knows: 32 for a stashed copy,
+    /// else the era and the length of the longest code that answers.
+    fn longest_match(&self, key: Key) -> Option<u32> {
+        if self.stash.contains(&Some(key)) {
+            return Some(32);
+        }
+        self.scheme
+            .locate_key(key, self.era)
+            .iter()
+            .flat_map(|&place| self.matching(place).map(move |slot| (place.bucket, slot)))
+            .map(|(bucket, slot)| {
+                self.era + self.scheme.len_of(self.bucket(bucket)[slot], self.era)
+            })
+            .max()
+    }
+
     fn remove_key(&mut self, key: Key) -> bool {
+        // A stashed copy is the longest match there is: the key's whole identity.
+        if let Some(entry) = self.stash.iter_mut().find(|stashed| **stashed == Some(key)) {
+            *entry = None;
+            return true;
+        }
         let places = self.scheme.locate_key(key, self.era);
         let longest = places
             .iter()
@@ -152,36 +206,82 @@ impl ExpandModel {
     }
 
     fn insert_key(&mut self, key: Key) -> Result<(), InsertError> {
+        let mut doubled = false;
         loop {
             let places = self.scheme.locate_key(key, self.era);
             let copies: usize = places.iter().map(|&p| self.matching(p).count()).sum();
-            let free = |model: &Self, place: Place| {
-                model
-                    .bucket(place.bucket)
-                    .iter()
-                    .filter(|&&c| c == 0)
-                    .count()
-            };
-            let (free1, free2) = (free(self, places[0]), free(self, places[1]));
-            if free1 + free2 == 0 && copies == 2 * self.slots {
+            let emptier = self.emptier(places);
+            if emptier.is_none() && copies == 2 * self.slots {
                 return Err(InsertError::TooManyCopies);
             }
-            let target = if free1 + free2 > 0 {
-                Some(if free1 >= free2 { places[0] } else { places[1] })
-            } else {
-                self.kick(places)
-            };
-            if let Some(place) = target {
-                let slot = self.bucket(place.bucket).iter().position(|&c| c == 0);
-                let slot = slot.expect("a freed slot");
-                self.bucket_mut(place.bucket)[slot] = place.code;
-                self.len += 1;
+            if let Some(place) = emptier.or_else(|| self.kick(places)) {
+                self.store(place);
                 return Ok(());
             }
-            if !self.double() {
+            // The engine's growth policy (`ExpandTable::grow`): under three quarters
+            // full, or once the insert has doubled, a key goes to the stash while it has
+            // room; at the last era the insert fails; otherwise the table doubles.
+            let under_three_quarters = self.len < self.codes.len() / 4 * 3;
+            let refused = !self.always_doubles
+                && (under_three_quarters || doubled)
+                && self.stashed() < STASH_KEYS;
+            if refused {
+                let free = self.stash.iter_mut().find(|e| e.is_none());
+                *free.expect("a free entry") = Some(key);
+                return Ok(());
+            }
+            if self.era >= self.max_era {
                 return Err(InsertError::Full);
             }
+            doubled = self.double();
         }
+    }
+
+    /// Keys stashed.
+    pub fn stashed(&self) -> usize {
+        self.stash.iter().flatten().count()
+    }
+
+    /// Moves each stashed key, in entry order, into the emptier of its buckets if either
+    /// has a free slot (no kicks), as the engine does after each doubling.
+    fn unstash(&mut self) {
+        for at in 0..STASH_KEYS {
+            let Some(key) = self.stash[at] else {
+                continue;
+            };
+            if let Some(place) = self.emptier(self.scheme.locate_key(key, self.era)) {
+                self.store(place);
+                self.stash[at] = None;
+            }
+        }
+    }
+
+    /// The emptier of two places' buckets (the first on a tie), if either has a free
+    /// slot.
+    fn emptier(&self, places: [Place; 2]) -> Option<Place> {
+        let free = |place: Place| {
+            self.bucket(place.bucket)
+                .iter()
+                .filter(|&&c| c == 0)
+                .count()
+        };
+        match (free(places[0]), free(places[1])) {
+            (0, 0) => None,
+            (free1, free2) => Some(if free1 >= free2 { places[0] } else { places[1] }),
+        }
+    }
+
+    /// Stores `place`'s code in the first free slot of its bucket.
+    fn store(&mut self, place: Place) {
+        let slot = self.bucket(place.bucket).iter().position(|&c| c == 0);
+        self.bucket_mut(place.bucket)[slot.expect("a free slot")] = place.code;
+        self.len += 1;
+    }
+
+    /// The same table, doubling whenever an insert finds no room (see `always_doubles`).
+    pub fn doubling_whenever_full(mut self) -> Self {
+        self.always_doubles = true;
+        self
     }
 
     /// A breadth-first search from both places for a path to an empty slot, then the
@@ -238,9 +338,10 @@ impl ExpandModel {
         let buckets = self.scheme.buckets(self.era) as usize;
         let mut upper = vec![0u32; self.codes.len()];
         for bucket in 0..buckets {
+            let spot = self.scheme.base_and_descendant(bucket as u64);
             for slot in 0..self.slots {
                 let index = bucket * self.slots + slot;
-                match self.scheme.split(self.codes[index], self.era) {
+                match self.scheme.split_at(spot, self.codes[index], self.era) {
                     _ if self.codes[index] == 0 => {}
                     Split::One { to_upper, code } => {
                         if to_upper {
@@ -260,6 +361,7 @@ impl ExpandModel {
         }
         self.codes.extend(upper);
         self.era += 1;
+        self.unstash();
         true
     }
 
@@ -314,6 +416,22 @@ impl ExpandChain {
         max_links: usize,
     ) -> Self {
         let first = ExpandModel::new(base_buckets, bits, slots, link_doublings);
+        Self::from_first(first, link_doublings, max_links)
+    }
+
+    /// [`new`](Self::new) with shared-code links (see [`ExpandModel::with_shared_code`]).
+    pub fn with_shared_code(
+        base_buckets: u64,
+        bits: u32,
+        slots: usize,
+        link_doublings: u32,
+        max_links: usize,
+    ) -> Self {
+        let first = ExpandModel::with_shared_code(base_buckets, bits, slots, link_doublings);
+        Self::from_first(first, link_doublings, max_links)
+    }
+
+    fn from_first(first: ExpandModel, link_doublings: u32, max_links: usize) -> Self {
         Self {
             links: vec![(first, 0)],
             link_doublings,
@@ -385,7 +503,8 @@ impl ExpandChain {
                         // The bits both windows hold come from the older link's, with the
                         // earlier links' non-zero fixes in them; the rest are new.
                         let kept = 32 - era;
-                        let fresh = stream_window(hash, *start) & !((1 << kept) - 1);
+                        let fresh =
+                            stream_window(hash, *start) & u32::MAX.checked_shl(kept).unwrap_or(0);
                         let stream = (before.stream >> era) | fresh;
                         Key {
                             base_bucket: older.scheme.side_one_rank(before, era),
@@ -413,15 +532,19 @@ impl ExpandChain {
             .sum()
     }
 
-    /// Removes the longest code that answers for `hash`: from the newest link that has
-    /// one.
+    /// Removes the longest match for `hash` over all links (the newest of equals): a
+    /// match in the link that starts at stream bit `start` knows the stream up to
+    /// `start` plus its era and length (a code) or 32 (a stashed copy).
     pub fn remove(&mut self, hash: u64) -> bool {
         let keys: Vec<Key> = self.keys(hash).collect();
-        self.links
-            .iter_mut()
-            .zip(keys)
-            .rev()
-            .any(|((link, _), key)| link.remove_key(key))
+        let longest = self
+            .links
+            .iter()
+            .zip(&keys)
+            .enumerate()
+            .filter_map(|(i, ((link, start), &key))| Some((start + link.longest_match(key)?, i)))
+            .max();
+        longest.is_some_and(|(_, i)| self.links[i].0.remove_key(keys[i]))
     }
 
     /// Adds a copy of `hash` to the newest link, starting a new link when the newest
@@ -447,7 +570,11 @@ impl ExpandChain {
                     if next_start > 64 || base > 1 << 32 {
                         return Err(InsertError::Full);
                     }
-                    let link = ExpandModel::new(base, bits, newest.slots, self.link_doublings);
+                    let link = ExpandModel::with_scheme(
+                        Scheme::with_pairing(base, bits, newest.scheme.pairing()),
+                        newest.slots,
+                        self.link_doublings,
+                    );
                     self.loads_at_new_link.push(newest.load());
                     self.links.push((link, next_start));
                 }
@@ -564,12 +691,30 @@ mod tests {
         table
     }
 
+    /// A model of either pairing: shared codes (`shared`) or the Feistel round.
+    fn model(base: u64, bits: u32, slots: usize, max: u32, shared: bool) -> ExpandModel {
+        if shared {
+            ExpandModel::with_shared_code(base, bits, slots, max)
+        } else {
+            ExpandModel::new(base, bits, slots, max)
+        }
+    }
+
     #[test]
     fn removes_never_cost_another_key_through_ten_doublings() {
-        for (bits, slots) in [(16, 4), (8, 4), (16, 8), (8, 8)] {
+        for (bits, slots, shared) in [
+            (16, 4, true),
+            (8, 4, true),
+            (16, 8, true),
+            (8, 8, true),
+            (16, 4, false),
+            (8, 4, false),
+        ] {
             // About 0.3 keys net per step: enough steps to pass ten doublings.
             let steps = if slots == 4 { 60_000 } else { 150_000 };
-            let model = ExpandModel::new(6, bits, slots, 24);
+            // Past the eras the engine's policy reaches at 8 bits (its tables stop
+            // doubling well there, and the engine starts a link instead).
+            let model = model(6, bits, slots, 24, shared).doubling_whenever_full();
             let model = churn(model, u64::from(bits) + slots as u64, steps);
             assert!(
                 model.era() >= 10,
@@ -586,7 +731,12 @@ mod tests {
             (0..4).flat_map(|seed| [(16, 4, seed), (8, 4, seed), (8, 8, seed)])
         {
             let steps = if slots == 4 { 60_000 } else { 150_000 };
-            let chain = ExpandChain::new(6, bits, slots, 3, 8);
+            // Both pairings, a seed each turn.
+            let chain = if seed % 2 == 0 {
+                ExpandChain::with_shared_code(6, bits, slots, 3, 8)
+            } else {
+                ExpandChain::new(6, bits, slots, 3, 8)
+            };
             let chain = churn(
                 chain,
                 u64::from(bits) * 3 + slots as u64 + 100 * seed,
@@ -610,10 +760,10 @@ mod tests {
     /// doubling; duplicates of each; removes in random order across doublings.
     #[test]
     fn removes_of_keys_that_share_codes_and_buckets_lose_nothing() {
-        for bits in [8u32, 16] {
+        for (bits, shared) in [(8u32, true), (16, true), (8, false), (16, false)] {
             let mut rng = fastrand::Rng::with_seed(u64::from(bits));
             for _round in 0..20 {
-                let mut model = ExpandModel::new(4, bits, 4, 24);
+                let mut model = model(4, bits, 4, 24, shared);
                 let low = rng.u32(..);
                 let block = rng.u32(1..1 << bits);
                 // Streams equal in the first block, different past it.

@@ -76,14 +76,79 @@ fn low_bits(n: u32) -> u32 {
 pub(crate) struct Scheme {
     base: u64,
     bits: u32,
+    pairing: Pairing,
+}
+
+/// How a key's second bucket and the code it leaves there follow from its first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pairing {
+    /// Snapshot kind 3: side 2 has a stream of its own, a Feistel round of side 1's
+    /// first block (`mirror`), and stores that stream's bits; the two sides' codes
+    /// differ, and side 2's base bucket comes from what both streams share.
+    Feistel,
+    /// Both sides store the key's one stream (one code for both buckets, as in the core
+    /// filter). Side 2's descendant is that stream xor `H(R)` (the Feistel round's
+    /// mask, so its buckets spread as a Feistel side's do), and its base bucket comes
+    /// from a mix of the whole first block, which a code on either side can read back
+    /// (its bucket's half says its side; `R` is never masked).
+    SharedCode,
 }
 
 impl Scheme {
     #[inline(always)]
     pub(crate) fn new(base: u64, bits: u32) -> Self {
+        Self::with_pairing(base, bits, Pairing::Feistel)
+    }
+
+    #[inline(always)]
+    pub(crate) fn with_pairing(base: u64, bits: u32, pairing: Pairing) -> Self {
         debug_assert!(base >= 2 && base.is_multiple_of(2) && base <= 1 << 32);
         debug_assert!(bits == 8 || bits == 16);
-        Self { base, bits }
+        Self {
+            base,
+            bits,
+            pairing,
+        }
+    }
+
+    /// The pairing of the scheme's two sides.
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[inline(always)]
+    pub(crate) fn pairing(&self) -> Pairing {
+        self.pairing
+    }
+
+    /// `H(R)` of a stream: the mask that side 2's descendant bits are xored with (the
+    /// `A` bits of the first block; see [`mirror`](Self::mirror)).
+    #[inline(always)]
+    pub(crate) fn round_mask(&self, stream: u32) -> u32 {
+        let a_bits = feistel_address_bits(self.bits);
+        let r = (stream >> a_bits) & low_bits(self.bits - a_bits);
+        r.wrapping_mul(0x9E37_79B9) >> (32 - a_bits)
+    }
+
+    /// The offset between a shared-code key's base buckets within their halves: the
+    /// whole first block, mixed (its `A` bits spread over the offset as much as its `R`
+    /// bits, so that a bucket's codes reach many partner buckets even when `N0` is
+    /// small), scaled onto `0..N0/2`.
+    #[inline(always)]
+    fn shared_offset(&self, stream: u32) -> u64 {
+        let block = stream & self.slot_mask();
+        reduce(block.wrapping_mul(0x9E37_79B1), self.base / 2)
+    }
+
+    /// The other half's base bucket of a shared-code key whose base bucket is
+    /// `base_bucket` and stream `stream` (either side: the map is an involution).
+    #[inline(always)]
+    pub(crate) fn shared_other_base(&self, base_bucket: u64, stream: u32) -> u64 {
+        let half = self.base / 2;
+        let offset = self.shared_offset(stream);
+        let within = |sum: u64| sum.min(sum.wrapping_sub(half));
+        if base_bucket < half {
+            half + within(base_bucket + offset)
+        } else {
+            within(base_bucket - half + (half - offset))
+        }
     }
 
     #[inline(always)]
@@ -144,6 +209,13 @@ impl Scheme {
             base_bucket: self.first_base_bucket(hash),
             stream: self.nonzero_block(stream_window(hash, 0)),
         }
+    }
+
+    /// Whether `key` is one this table's keys can be: its base bucket in the first half
+    /// of the base buckets, its stream's first block non-zero (what a decoder checks of
+    /// a stashed key).
+    pub(crate) fn is_key(&self, key: Key) -> bool {
+        key.base_bucket < self.base / 2 && key.stream & self.slot_mask() != 0
     }
 
     /// The other side of `(base bucket, stream)`: the partner's base bucket and stream.
@@ -241,8 +313,22 @@ impl Scheme {
     #[inline(always)]
     pub(crate) fn locate_key(&self, key: Key, era: Era) -> [Place; 2] {
         let (first, stream) = (key.base_bucket, key.stream);
-        let (second, other_stream) = self.mirror(first, stream);
         let len = self.fresh_len(era);
+        if self.pairing == Pairing::SharedCode {
+            let code = self.code(stream, era, len);
+            let second = self.shared_other_base(first, stream);
+            return [
+                Place {
+                    bucket: self.bucket(first, stream, era),
+                    code,
+                },
+                Place {
+                    bucket: self.bucket(second, stream ^ self.round_mask(stream), era),
+                    code,
+                },
+            ];
+        }
+        let (second, other_stream) = self.mirror(first, stream);
         [(first, stream), (second, other_stream)].map(|(base_bucket, stream)| Place {
             bucket: self.bucket(base_bucket, stream, era),
             code: self.code(stream, era, len),
@@ -272,13 +358,19 @@ impl Scheme {
     }
 
     /// The stream bits a stored code knows, read back: the first `era + len` bits of
-    /// its side's stream (the first `era` from the bucket, the rest from the code).
+    /// its side's stream (the first `era` from the bucket, the rest from the code). For
+    /// a shared-code scheme, the key's one stream: a side-2 bucket's descendant is the
+    /// stream xor `H(R)`, and `R` lies above every bit `H` masks, in the bucket or in
+    /// the code.
     #[inline(always)]
     fn known_stream(&self, spot: (u64, u64), code: u32, era: Era) -> (u64, u32, u32) {
         let (base_bucket, descendant) = (spot.0, spot.1 as u32);
         let len = self.len_of(code, era);
         let tail = code & low_bits(len);
-        let stream = descendant | tail.checked_shl(era).unwrap_or(0);
+        let mut stream = descendant | tail.checked_shl(era).unwrap_or(0);
+        if self.pairing == Pairing::SharedCode && base_bucket >= self.base / 2 {
+            stream ^= self.round_mask(stream) & low_bits(era);
+        }
         (base_bucket, stream, len)
     }
 
@@ -302,6 +394,19 @@ impl Scheme {
     pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> ((u64, u64), u32) {
         let (base_bucket, stream, len) = self.known_stream(spot, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
+        if self.pairing == Pairing::SharedCode {
+            let other_base = self.shared_other_base(base_bucket, stream);
+            // Side 2's descendant is the stream xor H(R); side 1's the stream itself.
+            let mask = if other_base >= self.base / 2 {
+                self.round_mask(stream)
+            } else {
+                0
+            };
+            return (
+                (other_base, u64::from((stream ^ mask) & low_bits(era))),
+                code,
+            );
+        }
         let (other_base, other_stream) = self.mirror(base_bucket, stream);
         (
             (other_base, u64::from(other_stream & low_bits(era))),
@@ -325,6 +430,29 @@ impl Scheme {
         Split::One {
             to_upper: code & 1 != 0,
             code: code >> 1,
+        }
+    }
+
+    /// [`split`](Self::split) of `code` stored in the bucket at `spot`: in a
+    /// shared-code scheme a side-2 bucket's next descendant bit is the stream's xor
+    /// `H(R)`'s, which the code and its bucket know.
+    #[inline(always)]
+    pub(crate) fn split_at(&self, spot: (u64, u64), code: u32, era: Era) -> Split {
+        let split = self.split(code, era);
+        let Split::One { .. } = split else {
+            return split; // a void goes to both halves
+        };
+        if self.pairing == Pairing::Feistel || spot.0 < self.base / 2 || code == 0 {
+            return split;
+        }
+        let (_, stream, _) = self.known_stream(spot, code, era);
+        let flip = (self.round_mask(stream) >> era) & 1 != 0;
+        match split {
+            Split::One { to_upper, code } => Split::One {
+                to_upper: to_upper ^ flip,
+                code,
+            },
+            both => both,
         }
     }
 }

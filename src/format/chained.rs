@@ -225,7 +225,7 @@ impl<F: Fingerprint, const B: usize> ChainedCuckooFilter<F, B, DefaultHashBuilde
     ///
     /// As `from_bytes`, and [`DecodeError::Io`] if reading fails.
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::from_bytes(&read_kind(reader, KIND_CHAINED)?)
+        Self::from_bytes(&read_kind(reader, &[KIND_CHAINED])?)
     }
 }
 
@@ -258,6 +258,6 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher + 'static> ChainedCuckooFilt
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(&read_kind(reader, KIND_CHAINED)?, hasher)
+        Self::from_bytes_with_hasher(&read_kind(reader, &[KIND_CHAINED])?, hasher)
     }
 }

@@ -105,11 +105,11 @@ pub(crate) fn checked_body(bytes: &[u8], total: u64) -> Result<&[u8], DecodeErro
     Ok(body)
 }
 
-/// Reads one encoding of `kind` (2 or 3, whose headers give their whole length at
-/// offset 40) from a stream, exactly its bytes.
-pub(crate) fn read_kind(reader: impl Read, kind: u8) -> Result<Vec<u8>, DecodeError> {
+/// Reads one encoding of one of `kinds` (2, 3 or 4, whose headers give their whole
+/// length at offset 40) from a stream, exactly its bytes.
+pub(crate) fn read_kind(reader: impl Read, kinds: &[u8]) -> Result<Vec<u8>, DecodeError> {
     read_encoding_of(reader, |header| {
-        let common = Common::parse(header, kind)?;
+        let common = Common::parse_kinds(header, kinds)?;
         Ok(u64_at(common.bytes, 40))
     })
 }

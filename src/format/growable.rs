@@ -1,9 +1,10 @@
-//! Snapshots of a [`GrowableCuckooFilter`]: a header of kind 3, each table (link) with
-//! its words in bucket order, then a CRC-32 of everything before it.
+//! Snapshots of a [`GrowableCuckooFilter`]: a header of kind 4 (or 3, see below), each
+//! table (link) with its words in bucket order and its stashed keys, then a CRC-32 of
+//! everything before it.
 //!
 //! | offset | size | field |
 //! |---|--:|---|
-//! | 0 | 24 | as a single filter's header, with kind 3 (fingerprint bits 8 or 16) |
+//! | 0 | 24 | as a single filter's header, with kind 4 or 3 (fingerprint bits 8 or 16) |
 //! | 24 | 4 | doublings each table makes before the next starts |
 //! | 28 | 4 | the most doublings over all tables (`u32::MAX`: as many as the hash allows) |
 //! | 32 | 4 | tables that follow: 1 to 12 |
@@ -24,6 +25,13 @@
 //! | 12 | 4 | doublings `d` so far |
 //! | 16 | 8·W | the words of its `N0 · 2^d` buckets, in bucket order (`W` as a single filter's table of that many buckets) |
 //! | 16 + 8·W | 8 | codes stored: the occupied slots of the words above |
+//! | 24 + 8·W | 4 | keys stashed `s`: 0 to 8 (kind 4 only) |
+//! | 28 + 8·W | 8·s | each stashed key: its 32-bit stream above its base bucket (kind 4 only) |
+//!
+//! Kind 4 tables pair a key's buckets by a shared code and may stash keys
+//! (`Pairing::SharedCode`, `expand/stash.rs`); kind 3, every snapshot written before
+//! them, pairs them with a Feistel round and has no stash. Both decode, each to the
+//! tables it describes.
 //!
 //! A snapshot holds each table with every code moved to its last doubling (a migration
 //! under way is finished first), so the words are the table as the filter reads it, and
@@ -40,11 +48,15 @@ use smallvec::SmallVec;
 use super::chunks::DumpChunks;
 use super::decode::{checked_body, read_kind};
 use super::encode::collect;
-use super::header::{Common, HasherId, KIND_GROWABLE, table_words, u32_at, u64_at};
+use super::header::{
+    Common, GROWABLE_KINDS, HasherId, KIND_GROWABLE, KIND_GROWABLE_SHARED, table_words, u32_at,
+    u64_at,
+};
 use super::{DecodeError, HEADER_LEN};
 use crate::expand::chain::{Chain, LinkSizes, MAX_LINKS, link_shapes, next_link_key};
 use crate::expand::engine::{ExpandTable, max_moves};
-use crate::expand::scheme::{Era, Scheme};
+use crate::expand::scheme::{Era, Key, Pairing, Scheme};
+use crate::expand::stash::{STASH_KEYS, Stash};
 use crate::fingerprint::GrowableFingerprint;
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
@@ -63,14 +75,35 @@ pub(crate) type Links<T> = SmallVec<[T; 2]>;
 /// Bytes of the CRC-32 that ends an encoding.
 const CRC_LEN: usize = 4;
 
-/// Bytes of an encoding whose tables have these many words each.
-fn encoding_len(words: impl Iterator<Item = usize>) -> usize {
-    HEADER_LEN + words.map(|w| TABLE_FIELDS + 8 * w).sum::<usize>() + CRC_LEN
+/// The pairing a growable encoding of kind `kind` (3 or 4) records.
+fn pairing_of(kind: u8) -> Pairing {
+    if kind == KIND_GROWABLE_SHARED {
+        Pairing::SharedCode
+    } else {
+        Pairing::Feistel
+    }
+}
+
+/// Bytes of a kind 4 table's stash count.
+const STASH_FIELD: usize = 4;
+
+/// Bytes of an encoding with `pairing`'s kind whose tables have these many words and
+/// stashed keys each.
+fn encoding_len(pairing: Pairing, tables: impl Iterator<Item = (usize, usize)>) -> usize {
+    let stash_field = match pairing {
+        Pairing::Feistel => 0,
+        Pairing::SharedCode => STASH_FIELD,
+    };
+    let tables: usize = tables
+        .map(|(words, stashed)| TABLE_FIELDS + 8 * words + stash_field + 8 * stashed)
+        .sum();
+    HEADER_LEN + tables + CRC_LEN
 }
 
 /// The growable filter's own header fields, checked.
 struct GrowableHeader {
     hasher: HasherId,
+    pairing: Pairing,
     link_doublings: u32,
     link_sizes: LinkSizes,
     max_doublings: u32,
@@ -82,7 +115,7 @@ struct GrowableHeader {
 
 impl GrowableHeader {
     fn parse<F: GrowableFingerprint, const B: usize>(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let common = Common::parse(bytes, KIND_GROWABLE)?;
+        let common = Common::parse_kinds(bytes, &GROWABLE_KINDS)?;
         let found = (common.fingerprint_bits, common.slots);
         let expected = (F::BITS as u8, B as u8);
         if found != expected {
@@ -91,6 +124,7 @@ impl GrowableHeader {
         let bytes = common.bytes;
         let header = Self {
             hasher: common.hasher,
+            pairing: pairing_of(common.kind),
             link_doublings: u32_at(bytes, 24),
             link_sizes: match bytes[38] {
                 0 => LinkSizes::Twice,
@@ -165,8 +199,8 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     }
 
     /// The length in bytes of a snapshot of the filter as it is now, without making
-    /// one: what [`to_bytes`](Self::to_bytes) would return unless a doubling or a new
-    /// table comes first (a host can decide from it how to keep a filter before paying
+    /// one: what [`to_bytes`](Self::to_bytes) would return unless a doubling, a new
+    /// table or a stashed key comes first (a host can decide from it how to keep a filter before paying
     /// for its encoding).
     ///
     /// ```
@@ -178,10 +212,16 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn encoded_len(&self) -> usize {
+        let chain = self.chain();
+        let pairing = chain
+            .tables()
+            .next()
+            .map_or(Pairing::SharedCode, |t| t.pairing());
         encoding_len(
-            self.chain()
+            pairing,
+            chain
                 .tables()
-                .map(|table| Self::words_at(table, table.era())),
+                .map(|table| (Self::words_at(table, table.era()), table.stashed().count())),
         )
     }
 
@@ -211,11 +251,17 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             .zip(&paused)
             .map(|(table, guard)| Self::words_at(table, guard.era()))
             .collect();
-        let total = encoding_len(words.iter().copied());
         let first = tables[0];
+        let pairing = first.pairing();
+        let stashed = paused.iter().map(|guard| guard.stashed().len());
+        let total = encoding_len(pairing, words.iter().copied().zip(stashed));
         let mut header = [0u8; HEADER_LEN];
         let hasher = HasherId::of(self.hasher());
-        Common::write(&mut header, KIND_GROWABLE, F::BITS as u8, B as u8, hasher);
+        let kind = match pairing {
+            Pairing::Feistel => KIND_GROWABLE,
+            Pairing::SharedCode => KIND_GROWABLE_SHARED,
+        };
+        Common::write(&mut header, kind, F::BITS as u8, B as u8, hasher);
         header[24..28].copy_from_slice(&chain.link_doublings().to_le_bytes());
         header[28..32].copy_from_slice(&chain.max_doublings().to_le_bytes());
         header[32..36].copy_from_slice(&(tables.len() as u32).to_le_bytes());
@@ -255,6 +301,13 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
                 block.clear();
             }
             emit(&codes.to_le_bytes())?;
+            if pairing == Pairing::SharedCode {
+                let stashed = guard.stashed();
+                emit(&(stashed.len() as u32).to_le_bytes())?;
+                for &key in stashed {
+                    emit(&Stash::entry(key).to_le_bytes())?;
+                }
+            }
         }
         drop(paused);
         let checksum = crc.finalize();
@@ -275,14 +328,26 @@ pub(crate) struct TableRecord<'a> {
     pub(crate) words: &'a [u8],
     /// Codes in them: counted, and equal to the count recorded.
     pub(crate) codes: u64,
+    /// Its stashed keys' entries (little-endian words; none in kind 3), each checked to
+    /// be a key of this table.
+    pub(crate) stashed: &'a [u8],
 }
 
 impl TableRecord<'_> {
     fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.words
-            .chunks_exact(8)
-            .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
+        little_endian_words(self.words)
     }
+
+    /// Its stashed keys.
+    pub(crate) fn stashed(&self) -> impl Iterator<Item = Key> + '_ {
+        little_endian_words(self.stashed).map(Stash::key_of)
+    }
+}
+
+fn little_endian_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes
+        .chunks_exact(8)
+        .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
 }
 
 /// The header and tables of an encoding of geometry `F` × `B` that must be exactly
@@ -343,6 +408,7 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
             start: shape.start,
             words,
             codes: 0,
+            stashed: &[],
         };
         let mut codes = 0u64;
         for word in table.words() {
@@ -363,8 +429,26 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
             });
         }
         table.codes = codes;
-        tables.push(table);
         rest = &after[record.len()..];
+        if header.pairing == Pairing::SharedCode {
+            let Some((count, after)) = rest.split_first_chunk::<STASH_FIELD>() else {
+                return Err(DecodeError::InvalidHeader("length"));
+            };
+            let stashed = u32::from_le_bytes(*count) as usize;
+            if stashed > STASH_KEYS {
+                return Err(DecodeError::InvalidHeader("stash"));
+            }
+            let Some(entries) = after.get(..8 * stashed) else {
+                return Err(DecodeError::InvalidHeader("length"));
+            };
+            table.stashed = entries;
+            let scheme = Scheme::with_pairing(base, F::BITS, header.pairing);
+            if !table.stashed().all(|key| scheme.is_key(key)) {
+                return Err(DecodeError::InvalidCode);
+            }
+            rest = &after[entries.len()..];
+        }
+        tables.push(table);
     }
     if !rest.is_empty() {
         return Err(DecodeError::InvalidHeader("length"));
@@ -384,8 +468,10 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
             record.base,
             record.stripes,
             record.max_era,
+            header.pairing,
             record.era,
             &mut record.words(),
+            record.stashed(),
         )
         .map_err(|_| DecodeError::OutOfMemory)?;
         table.limit_moves(usize::from(header.moves));
@@ -405,6 +491,7 @@ fn decode_growable<F: GrowableFingerprint, const B: usize>(
 /// and how big the next one starts, and its tables.
 pub(crate) struct Layout<'a> {
     pub(crate) hasher: HasherId,
+    pub(crate) pairing: Pairing,
     pub(crate) bits: u32,
     pub(crate) slots: usize,
     pub(crate) link_rule: (Era, LinkSizes),
@@ -413,7 +500,7 @@ pub(crate) struct Layout<'a> {
 
 /// [`parse_growable`] for the geometry the header records.
 pub(crate) fn parse_any(bytes: &[u8]) -> Result<Layout<'_>, DecodeError> {
-    let common = Common::parse(bytes, KIND_GROWABLE)?;
+    let common = Common::parse_kinds(bytes, &GROWABLE_KINDS)?;
     let (header, tables) = match (common.fingerprint_bits, common.slots) {
         (8, 4) => parse_growable::<u8, 4>(bytes)?,
         (8, 8) => parse_growable::<u8, 8>(bytes)?,
@@ -428,6 +515,7 @@ pub(crate) fn parse_any(bytes: &[u8]) -> Result<Layout<'_>, DecodeError> {
     };
     Ok(Layout {
         hasher: header.hasher,
+        pairing: header.pairing,
         bits: u32::from(common.fingerprint_bits),
         slots: usize::from(common.slots),
         link_rule: (header.link_doublings, header.link_sizes),
@@ -461,7 +549,7 @@ impl<F: GrowableFingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultH
     ///
     /// As `from_bytes`, and [`DecodeError::Io`] if reading fails.
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::from_bytes(&read_kind(reader, KIND_GROWABLE)?)
+        Self::from_bytes(&read_kind(reader, &GROWABLE_KINDS)?)
     }
 }
 
@@ -490,22 +578,24 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(&read_kind(reader, KIND_GROWABLE)?, hasher)
+        Self::from_bytes_with_hasher(&read_kind(reader, &GROWABLE_KINDS)?, hasher)
     }
 }
 
 /// The tables of a checked growable encoding, read in place: what a
-/// [`FilterView`](crate::FilterView) of kind 3 looks keys up in. A snapshot holds every
-/// table at its last doubling (no stripe left unsplit), so each key is one probe of two
-/// buckets per table, its code compared as the table compares it (by equality before
-/// the first doubling, by prefix after).
+/// [`FilterView`](crate::FilterView) of kind 3 or 4 looks keys up in. A snapshot holds
+/// every table at its last doubling (no stripe left unsplit), so each key is one probe
+/// of two buckets per table, its code compared as the table compares it (by equality
+/// before the first doubling, by prefix after), and a scan of the table's stashed keys.
 pub(crate) struct GrowableTables<'a> {
     bits: u32,
     slots: usize,
     link_rule: (Era, LinkSizes),
     /// Each table's scheme, doublings, first stream bit and words.
     tables: Links<(Scheme, Era, u32, &'a [u8])>,
-    /// Codes over all tables, as the parse counted them.
+    /// Each table's stashed keys' entries, in the order of `tables`.
+    stashes: Links<&'a [u8]>,
+    /// Codes and stashed keys over all tables, as the parse counted them.
     occupied: u64,
 }
 
@@ -515,16 +605,18 @@ impl<'a> GrowableTables<'a> {
             .tables
             .iter()
             .map(|table| {
-                let scheme = Scheme::new(table.base, layout.bits);
+                let scheme = Scheme::with_pairing(table.base, layout.bits, layout.pairing);
                 (scheme, table.era, table.start, table.words)
             })
             .collect();
+        let stashed = |table: &TableRecord<'_>| table.stashed.len() as u64 / 8;
         Self {
             bits: layout.bits,
             slots: layout.slots,
             link_rule: layout.link_rule,
             tables,
-            occupied: layout.tables.iter().map(|table| table.codes).sum(),
+            stashes: layout.tables.iter().map(|table| table.stashed).collect(),
+            occupied: layout.tables.iter().map(|t| t.codes + stashed(t)).sum(),
         }
     }
 
@@ -545,12 +637,19 @@ impl<'a> GrowableTables<'a> {
     fn matching(&self, hash: u64, first: bool) -> usize {
         let mut previous = None;
         let mut found = 0;
+        let mut stashes = self.stashes.iter();
         for &(scheme, era, start, words) in &self.tables {
             let key = match previous {
                 None => scheme.key(hash),
                 Some(older) => next_link_key(hash, older, self.link_rule, scheme, start),
             };
             previous = Some((scheme, key));
+            let entry = Stash::entry(key);
+            let stash = stashes.next().copied().unwrap_or_default();
+            found += little_endian_words(stash).filter(|&e| e == entry).count();
+            if first && found > 0 {
+                return found;
+            }
             for place in scheme.locate_key(key, era) {
                 for slot in 0..self.slots {
                     let code = self.slot(words, place.bucket, slot);
@@ -582,7 +681,7 @@ impl<'a> GrowableTables<'a> {
             .sum()
     }
 
-    /// Codes stored (counted slot by slot when the encoding was checked).
+    /// Codes and stashed keys stored (counted slot by slot when the encoding was checked).
     pub(crate) fn occupied(&self) -> u64 {
         self.occupied
     }

@@ -14,8 +14,18 @@ pub(crate) const KIND_FILTER: u8 = 1;
 /// Kind byte of a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter).
 pub(crate) const KIND_CHAINED: u8 = 2;
 
-/// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+/// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) whose tables pair
+/// a key's buckets with a Feistel round (`Pairing::Feistel`): every one written before
+/// kind 4, read forever.
 pub(crate) const KIND_GROWABLE: u8 = 3;
+
+/// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) whose tables store
+/// one code in both of a key's buckets (`Pairing::SharedCode`): every one this version
+/// builds. Its layout is kind 3's, with each table's stashed keys after its codes count.
+pub(crate) const KIND_GROWABLE_SHARED: u8 = 4;
+
+/// The kinds of a growable filter's encoding.
+pub(crate) const GROWABLE_KINDS: [u8; 2] = [KIND_GROWABLE, KIND_GROWABLE_SHARED];
 
 pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
@@ -29,6 +39,7 @@ pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
 /// geometry, hasher; checked.
 pub(crate) struct Common<'a> {
     pub(crate) bytes: &'a [u8; HEADER_LEN],
+    pub(crate) kind: u8,
     pub(crate) fingerprint_bits: u8,
     pub(crate) slots: u8,
     pub(crate) hasher: HasherId,
@@ -37,6 +48,11 @@ pub(crate) struct Common<'a> {
 impl<'a> Common<'a> {
     /// The shared fields of a header of kind `kind`.
     pub(crate) fn parse(bytes: &'a [u8], kind: u8) -> Result<Self, DecodeError> {
+        Self::parse_kinds(bytes, &[kind])
+    }
+
+    /// The shared fields of a header of one of `kinds`.
+    pub(crate) fn parse_kinds(bytes: &'a [u8], kinds: &[u8]) -> Result<Self, DecodeError> {
         let prefix = bytes.len().min(MAGIC.len());
         if bytes[..prefix] != MAGIC[..prefix] {
             return Err(DecodeError::BadMagic);
@@ -48,8 +64,9 @@ impl<'a> Common<'a> {
         if version != VERSION {
             return Err(DecodeError::UnsupportedVersion(version));
         }
-        if bytes[10] != kind {
-            return Err(DecodeError::UnsupportedKind(bytes[10]));
+        let kind = bytes[10];
+        if !kinds.contains(&kind) {
+            return Err(DecodeError::UnsupportedKind(kind));
         }
         let (fingerprint_bits, slots) = (bytes[11], bytes[12]);
         if !matches!(fingerprint_bits, 8 | 16 | 32) || !matches!(slots, 4 | 8) {
@@ -69,6 +86,7 @@ impl<'a> Common<'a> {
         }
         Ok(Self {
             bytes,
+            kind,
             fingerprint_bits,
             slots,
             hasher,

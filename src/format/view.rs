@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 
 use super::decode::{check_count, checked_any, table_bytes};
 use super::growable::{GrowableTables, Layout, parse_any};
-use super::header::{HasherId, Header, KIND_GROWABLE};
+use super::header::{GROWABLE_KINDS, HasherId, Header, KIND_GROWABLE};
 use super::{DecodeError, MAGIC};
 use crate::fingerprint::{Fingerprint, Pair, match_pair, pair_holds};
 use crate::hash::DefaultHashBuilder;
@@ -79,7 +79,7 @@ pub struct FilterView<'a, S = DefaultHashBuilder> {
 }
 
 /// What a snapshot holds: a single filter's table, of the geometry its header records,
-/// or the tables of a growable filter (kind 3).
+/// or the tables of a growable filter (kind 3 or 4).
 enum Contents<'a> {
     Single(Geometry<'a>),
     Growable(GrowableTables<'a>),
@@ -208,10 +208,13 @@ fn u64_le(word: &[u8]) -> u64 {
     u64::from_le_bytes(word.try_into().unwrap())
 }
 
-/// Whether `bytes` begin as an encoding of a growable filter (kind 3), whose layout a
-/// view reads otherwise than a single filter's.
+/// Whether `bytes` begin as an encoding of a growable filter (kind 3 or 4), whose layout
+/// a view reads otherwise than a single filter's.
 fn is_growable(bytes: &[u8]) -> bool {
-    bytes.starts_with(&MAGIC) && bytes.get(10) == Some(&KIND_GROWABLE)
+    bytes.starts_with(&MAGIC)
+        && bytes
+            .get(10)
+            .is_some_and(|kind| GROWABLE_KINDS.contains(kind))
 }
 
 impl<'a> FilterView<'a> {
@@ -223,7 +226,7 @@ impl<'a> FilterView<'a> {
     ///
     /// As [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), or
     /// [`GrowableCuckooFilter::from_bytes`](crate::GrowableCuckooFilter::from_bytes) for
-    /// a growable filter's snapshot (kind 3), except that no geometry is a
+    /// a growable filter's snapshot (kind 3 or 4), except that no geometry is a
     /// [`DecodeError::GeometryMismatch`]: among others, [`DecodeError::UnsupportedKind`]
     /// for a snapshot of another structure (a
     /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s is kind 2),
