@@ -110,7 +110,7 @@ fn three_copies_of_200_000_keys_from_200_refuse_none() {
 /// The same at 8 bits, where a table doubles fewer times before a link starts. Round by
 /// round nothing is refused. In a row, `Full` never is; a pair whose 8 codes all answer
 /// for the key (its copies and other keys' codes that 8 bits cannot tell from them) is
-/// `TooManyCopies`, as it is in the core filter: 2 of 150,000 here.
+/// `TooManyCopies`, as it is in the core filter: 3 of 150,000 here.
 #[test]
 fn three_copies_at_8_bits_are_never_refused_as_full() {
     let filter = seeded::<u8>(1_000, 0xD0B1E5);

@@ -193,7 +193,7 @@
 //! 150,000 codes: 29.5 bits per item against 22.4 for the keys once, a ratio set by the
 //! doublings' powers of two); `with_capacity(200)` and 200,000 keys three times refuse
 //! none in 12 (round by round) or 13 doublings. At 8 bits round by round refuses none
-//! in 9 doublings (17.0 bits per item); with copies in a row no insert is `Full`, 2–4
+//! in 9 doublings (17.0 bits per item); with copies in a row no insert is `Full`, 3–4
 //! of 150,000 are `TooManyCopies` (a pair of 8 codes that 8 bits cannot tell from the
 //! key's copies), and the table doubles 12 times (121 bits per item): at 8 bits a
 //! link's last eras let a bucket's codes reach 16 and 8 buckets, which copies in a row
