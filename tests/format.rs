@@ -693,6 +693,65 @@ fn write_stashing_golden_file() {
     std::fs::write(path, filter.to_bytes()).unwrap();
 }
 
+/// The chain of sub-filters' golden files (kind 2), as written at `fbdc2d0` by
+/// [`golden_chained_filter`]: a chain of 16-bit and one of 8-bit fingerprints, 4 slots,
+/// first capacity 64, seed 0xC4A1, holding the keys `0, 7919, 2 · 7919, …` below
+/// [`GOLDEN_CHAINED_KEYS`] in several sub-filters. Snapshots and Redis records of
+/// chains must load forever.
+const GOLDEN_CHAINED_16: &[u8] = include_bytes!("data/golden-chained-16-v1.bin");
+const GOLDEN_CHAINED_8: &[u8] = include_bytes!("data/golden-chained-8-v1.bin");
+
+const GOLDEN_CHAINED_KEYS: u64 = 700;
+
+fn golden_chained_keys() -> impl Iterator<Item = u64> {
+    (0..GOLDEN_CHAINED_KEYS).map(|i| i * 7919)
+}
+
+fn golden_chained_filter<F: Fingerprint>() -> ChainedCuckooFilter<F, 4> {
+    let filter = ChainedCuckooFilter::builder()
+        .fingerprint::<F>()
+        .capacity(64)
+        .hasher(DefaultHashBuilder::with_seed(0xC4A1))
+        .build()
+        .unwrap();
+    for key in golden_chained_keys() {
+        filter.insert(&key).unwrap();
+    }
+    filter
+}
+
+#[test]
+fn the_chained_golden_files_decode_key_by_key() {
+    let sixteen = ChainedCuckooFilter::<u16, 4>::from_bytes(GOLDEN_CHAINED_16).unwrap();
+    let eight = ChainedCuckooFilter::<u8, 4>::from_bytes(GOLDEN_CHAINED_8).unwrap();
+    for (bytes, subs, len) in [
+        (GOLDEN_CHAINED_16, sixteen.sub_filters(), sixteen.len()),
+        (GOLDEN_CHAINED_8, eight.sub_filters(), eight.len()),
+    ] {
+        assert_eq!(bytes[10], 2, "kind 2");
+        assert!(subs >= 3, "{subs} sub-filters");
+        assert_eq!(len, GOLDEN_CHAINED_KEYS as usize);
+    }
+    assert!(golden_chained_keys().all(|key| sixteen.contains(&key) && eight.contains(&key)));
+    assert_eq!(sixteen.to_bytes(), GOLDEN_CHAINED_16);
+    assert_eq!(eight.to_bytes(), GOLDEN_CHAINED_8);
+}
+
+/// Writes the chained golden files:
+/// `CUCKOO_WRITE_GOLDEN=1 cargo test --test format -- --ignored write_chained_golden_files`.
+#[test]
+#[ignore = "writes tests/data/golden-chained-*-v1.bin"]
+fn write_chained_golden_files() {
+    if std::env::var("CUCKOO_WRITE_GOLDEN").as_deref() != Ok("1") {
+        return;
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let sixteen = golden_chained_filter::<u16>().to_bytes();
+    std::fs::write(format!("{dir}/golden-chained-16-v1.bin"), sixteen).unwrap();
+    let eight = golden_chained_filter::<u8>().to_bytes();
+    std::fs::write(format!("{dir}/golden-chained-8-v1.bin"), eight).unwrap();
+}
+
 fn chunked(keys: u64, max_chunk: usize) -> (CuckooFilter, Vec<Vec<u8>>) {
     let filter = CuckooFilter::with_capacity(keys as usize + 10);
     filter.insert_many(0..keys).unwrap();
