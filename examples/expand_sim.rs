@@ -1,8 +1,10 @@
 //! Simulates the tables that double in place (the reference model in `src/expand/`,
-//! links of `bits − 4` doublings each) against the chain of sub-filters they replace,
-//! from the same first capacity: the load at which each doubling happened, and the
-//! false-positive rate measured on fresh negative keys at the end of each doubling (the
-//! newest table or sub-filter at 90% load), beside the model's bound.
+//! links of `bits − 4` doublings each) against the chain of sub-filters they replaced
+//! (here a list of the crate's `CuckooFilter`s, each with twice the buckets of the one
+//! before, inserts going to the newest until it is full, lookups asking every one: what
+//! the chain's type did), from the same first capacity: the load at which each doubling
+//! happened, and the false-positive rate measured on fresh negative keys at the end of
+//! each doubling (the newest table or sub-filter at 90% load), beside the model's bound.
 //!
 //! ```text
 //! cargo run --release --example expand_sim -- [first capacity] [bits] [doublings] [negatives] [link doublings] [shared]
@@ -13,7 +15,7 @@
 //!
 //! `NaN`: that era doubled (or the chain grew) before its newest table reached 90%.
 
-use concurrent_cuckoo_filter::{ChainedCuckooFilter, DefaultHashBuilder, ExpandChain, InsertError};
+use concurrent_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, ExpandChain, InsertError};
 use std::hash::BuildHasher;
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -83,38 +85,51 @@ fn main() {
     let hasher = DefaultHashBuilder::new();
     macro_rules! chain {
         ($f:ty) => {{
-            let chain = ChainedCuckooFilter::builder()
+            let sub = |buckets: usize| {
+                CuckooFilter::builder()
+                    .fingerprint::<$f>()
+                    .buckets(buckets)
+                    .hasher(hasher.clone())
+                    .build()
+                    .unwrap()
+            };
+            let first: CuckooFilter<$f, 4, DefaultHashBuilder> = CuckooFilter::builder()
                 .fingerprint::<$f>()
                 .capacity(capacity)
-                .max_sub_filters(eras as usize + 1)
+                .hasher(hasher.clone())
                 .build()
                 .unwrap();
+            let mut chain = vec![first];
             let mut state = 7u64;
             for growths in 0..=eras as usize {
                 // Insert until the newest sub-filter is sub-filter `growths` at 90%.
-                'grow: for inserted in 0u64.. {
-                    if chain.sub_filters() > growths + 1 {
+                for inserted in 0u64.. {
+                    let newest = chain.last().unwrap();
+                    if chain.len() > growths + 1 {
                         break;
                     }
-                    if chain.sub_filters() == growths + 1 && inserted % 256 == 0 {
-                        let stats = chain.stats();
-                        if stats.sub_filters.last().unwrap().load_factor >= 0.90 {
-                            break 'grow;
-                        }
-                    }
-                    if chain
-                        .insert_hash(hasher.hash_one(splitmix(&mut state)))
-                        .is_err()
+                    if chain.len() == growths + 1
+                        && inserted % 256 == 0
+                        && newest.len() as f64 >= 0.90 * newest.capacity() as f64
                     {
                         break;
                     }
+                    let hash = hasher.hash_one(splitmix(&mut state));
+                    if newest.insert_hash(hash).is_err() {
+                        // Full: the chain adds a sub-filter twice the size and inserts there.
+                        let next = sub(2 * newest.buckets());
+                        let _ = next.insert_hash(hash);
+                        chain.push(next);
+                    }
                 }
-                if chain.sub_filters() != growths + 1 {
-                    chain_rows.push((f64::NAN, chain.sub_filters()));
+                if chain.len() != growths + 1 {
+                    chain_rows.push((f64::NAN, chain.len()));
                     continue;
                 }
-                let fpr = measured_fpr(negatives, growths as u64, |h| chain.contains_hash(h));
-                chain_rows.push((fpr, chain.sub_filters()));
+                let fpr = measured_fpr(negatives, growths as u64, |h| {
+                    chain.iter().any(|sub| sub.contains_hash(h))
+                });
+                chain_rows.push((fpr, chain.len()));
             }
         }};
     }

@@ -1,10 +1,10 @@
 //! Every goal of the growth issue ("Growth that keeps every promise"), measured in one
 //! process, for any growable filter behind the local trait [`Subject`]: the crate's
 //! `GrowableCuckooFilter` (its table doubles in place: `growable16`, `growable8`;
-//! `owned16` inserts and removes through `exclusive()`), the chain of sub-filters it
-//! replaced, `ChainedCuckooFilter` (`chained16`, `chained8`), and
-//! `scalable_cuckoo_filter`, each against itself sized for its keys from the start and
-//! against the crate's fixed `CuckooFilter`.
+//! `owned16` inserts and removes through `exclusive()`) and `scalable_cuckoo_filter`,
+//! each against itself sized for its keys from the start and against the crate's fixed
+//! `CuckooFilter`. (The chain of sub-filters the growable filter replaced was measured
+//! here too until it left the API; BENCHMARKS.md keeps its figures.)
 //!
 //! ```text
 //! cargo run --release --example growth -- <scenario> [options]
@@ -18,7 +18,7 @@
 //! cargo run --release --example growth -- all      # everything (7 minutes on 2 busy cores)
 //!
 //! options: --items 8M  --first 1000  --probes 2M  --rounds R  --chunk 1024
-//!          --filters growable16,growable8,chained16,chained8,scalable
+//!          --filters growable16,growable8,scalable
 //!          --doublings 12  --negatives 1M  --seed 1
 //! ```
 //!
@@ -85,7 +85,7 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 
 use concurrent_cuckoo_filter::{
-    ChainedCuckooFilter, CuckooFilter, Fingerprint, GrowableCuckooFilter, GrowableFingerprint,
+    CuckooFilter, Fingerprint, GrowableCuckooFilter, GrowableFingerprint,
 };
 use scalable_cuckoo_filter::ScalableCuckooFilter;
 
@@ -114,7 +114,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "growable16,growable8,chained16,chained8,scalable"
+        default_value = "growable16,growable8,scalable"
     )]
     filters: Vec<Kind>,
     /// Keys per `contains_many` call in the batched lookups.
@@ -157,10 +157,6 @@ enum Kind {
     Growable8,
     /// `GrowableCuckooFilter<u16>` written through `exclusive()` (lookups shared).
     Owned16,
-    /// `ChainedCuckooFilter<u16>`, the chain of sub-filters it replaced.
-    Chained16,
-    /// `ChainedCuckooFilter<u8>`.
-    Chained8,
     /// `scalable_cuckoo_filter::ScalableCuckooFilter` (single-threaded).
     Scalable,
 }
@@ -252,7 +248,6 @@ macro_rules! lookup_and_shared {
 }
 
 lookup_and_shared!(GrowableCuckooFilter, GrowableFingerprint);
-lookup_and_shared!(ChainedCuckooFilter, Fingerprint);
 lookup_and_shared!(CuckooFilter, Fingerprint);
 
 impl<F: GrowableFingerprint> Subject for GrowableCuckooFilter<F> {
@@ -346,53 +341,6 @@ impl<F: GrowableFingerprint> Subject for Owned<F> {
     }
     fn newest_load(&self) -> f64 {
         self.0.load_factor()
-    }
-}
-
-impl<F: Fingerprint> Subject for ChainedCuckooFilter<F> {
-    fn label() -> String {
-        format!("ChainedCuckooFilter<u{}>", F::BITS)
-    }
-    fn fingerprint_bits() -> u32 {
-        F::BITS
-    }
-    fn with_capacity(items: usize) -> Self {
-        ChainedCuckooFilter::builder()
-            .capacity(items)
-            .growth(2)
-            .fingerprint::<F>()
-            .build()
-            .expect("a growable filter")
-    }
-    fn reference(items: usize) -> Box<dyn Shared> {
-        Box::new(<CuckooFilter<F> as Subject>::with_capacity(items))
-    }
-    #[inline(never)]
-    fn insert(&mut self, key: u64) -> bool {
-        ChainedCuckooFilter::insert(self, &key).is_ok()
-    }
-    fn remove(&mut self, key: u64) -> bool {
-        ChainedCuckooFilter::remove(self, &key)
-    }
-    fn len(&self) -> usize {
-        ChainedCuckooFilter::len(self)
-    }
-    fn memory_usage(&self) -> usize {
-        ChainedCuckooFilter::memory_usage(self)
-    }
-    fn growths(&self) -> usize {
-        // Every growth of the chain publishes one more sub-filter.
-        self.sub_filters() - 1
-    }
-    fn false_positive_bound(&self) -> f64 {
-        ChainedCuckooFilter::false_positive_bound(self)
-    }
-    fn newest_load(&self) -> f64 {
-        let stats = self.stats();
-        stats
-            .sub_filters
-            .last()
-            .map_or(stats.load_factor, |newest| newest.load_factor)
     }
 }
 
@@ -701,8 +649,6 @@ macro_rules! for_each_filter {
                 Kind::Growable16 => $scenario::<GrowableCuckooFilter<u16>>($($arg),*),
                 Kind::Growable8 => $scenario::<GrowableCuckooFilter<u8>>($($arg),*),
                 Kind::Owned16 => $scenario::<Owned<u16>>($($arg),*),
-                Kind::Chained16 => $scenario::<ChainedCuckooFilter<u16>>($($arg),*),
-                Kind::Chained8 => $scenario::<ChainedCuckooFilter<u8>>($($arg),*),
                 Kind::Scalable => $scenario::<Scalable>($($arg),*),
             }
         }
@@ -1232,8 +1178,6 @@ fn main() {
             match kind {
                 Kind::Growable16 => pause::<GrowableCuckooFilter<u16>>(&args, &s),
                 Kind::Growable8 => pause::<GrowableCuckooFilter<u8>>(&args, &s),
-                Kind::Chained16 => pause::<ChainedCuckooFilter<u16>>(&args, &s),
-                Kind::Chained8 => pause::<ChainedCuckooFilter<u8>>(&args, &s),
                 Kind::Scalable | Kind::Owned16 => unreachable!("single-threaded"),
             }
         }

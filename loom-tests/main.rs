@@ -19,7 +19,6 @@ use loom::sync::Arc;
 use loom::thread;
 
 mod doubling;
-mod growth;
 mod recent;
 mod snapshot;
 

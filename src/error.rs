@@ -77,8 +77,8 @@ pub enum BuildError {
     InvalidStripes(usize),
     /// The allocator could not provide the table.
     OutOfMemory,
-    /// A growable filter's growth factor is 0, or its sub-filter limit is not from 1 to
-    /// `MAX_SUB_FILTERS_LIMIT`.
+    /// A growable filter's growth factor is not a power of two from 2 to
+    /// [`MAX_GROWTH`](crate::MAX_GROWTH).
     InvalidGrowth,
     /// A [`RecentFilter`](crate::RecentFilter)'s generations must be 2 to 16, and leave
     /// the fingerprint at least 4 bits of its own.
@@ -95,7 +95,7 @@ impl fmt::Display for BuildError {
             }
             Self::OutOfMemory => f.write_str("the table could not be allocated"),
             Self::InvalidGrowth => {
-                f.write_str("the growth factor must be at least 1, the sub-filter limit 1 to 1,024")
+                f.write_str("the growth factor must be a power of two from 2 to 256")
             }
             Self::InvalidGenerations(n) => write!(
                 f,

@@ -201,7 +201,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> ExclusiveGrowableFi
     /// As [`GrowableCuckooFilter::insert`].
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<(), InsertError> {
-        self.filter.chain.insert(self.access, hash, false).map(drop)
+        self.filter.insert_with(self.access, hash, false).map(drop)
     }
 
     /// [`insert_unique`](Self::insert_unique) for a pre-hashed key.
@@ -211,25 +211,25 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> ExclusiveGrowableFi
     /// As [`GrowableCuckooFilter::insert`].
     #[inline]
     pub fn insert_unique_hash(&mut self, hash: u64) -> Result<bool, InsertError> {
-        self.filter.chain.insert(self.access, hash, true)
+        self.filter.insert_with(self.access, hash, true)
     }
 
     /// [`contains`](Self::contains) for a pre-hashed key.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.filter.chain.contains(self.access, hash)
+        self.filter.contains_with(self.access, hash)
     }
 
     /// [`count`](Self::count) for a pre-hashed key.
     #[inline]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.filter.chain.count(self.access, hash)
+        self.filter.count_with(self.access, hash)
     }
 
     /// [`remove`](Self::remove) for a pre-hashed key.
     #[inline]
     pub fn remove_hash(&mut self, hash: u64) -> bool {
-        self.filter.chain.remove(self.access, hash)
+        self.filter.remove_with(self.access, hash)
     }
 
     /// The filter itself, for its figures (`len`, `doublings`, `stats`, ...).

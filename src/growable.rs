@@ -18,8 +18,9 @@ use crate::expand::engine::ExpandTable;
 use crate::expand::scheme::Pairing;
 use crate::fingerprint::GrowableFingerprint;
 use crate::hash::DefaultHashBuilder;
+use crate::legacy::FrozenChain;
 use crate::stats::Stats;
-use crate::stripe::Shared;
+use crate::stripe::{Access, Shared};
 
 /// The default growth factor: the table doubles (RedisBloom's default `EXPANSION`).
 pub const DEFAULT_GROWTH: usize = 2;
@@ -41,8 +42,8 @@ const FIRST_LOAD: f64 = 0.95;
 ///   when the table doubles, so any two keys' codes stay ordered by how much of the
 ///   hash they hold, and a remove takes the longest match: a copy that answers for the
 ///   key without being its own answers for its owner through the same buckets, and the
-///   owner keeps one. (A chain of sub-filters cannot do this: see
-///   [`ChainedCuckooFilter`](crate::ChainedCuckooFilter).)
+///   owner keeps one. (A chain of sub-filters cannot do this: a different key's
+///   fingerprint that matches in another sub-filter looks the same as the key's own.)
 /// - **Growth is lazy and never blocks a lookup.** A doubling allocates the new half and
 ///   publishes it; each writer stripe's codes move when a writer first needs that stripe
 ///   (the writer waits for that stripe only), and lookups read an unmoved stripe as it
@@ -50,11 +51,17 @@ const FIRST_LOAD: f64 = 0.95;
 /// - **A small filter costs what it holds:** nothing is allocated for growth that has not
 ///   happened.
 ///
+/// A filter decoded from a snapshot of the chain of sub-filters that earlier releases
+/// grew by (kind 2) keeps those sub-filters, frozen, in front of its own tables: they
+/// answer lookups, counts and removes as the chain did (whose removes can cost another
+/// key its fingerprint, with about the false-positive rate of the other sub-filters),
+/// and new keys go to the tables.
+///
 /// Each doubling spends one bit of the codes moved (Aleph filter's rule: a code whose
 /// bits are spent answers for its whole bucket pair), so the false-positive rate rises
 /// with each doubling about as a chain's does with each sub-filter; see
 /// [`false_positive_bound`](Self::false_positive_bound). Past the doublings a table's
-/// codes pay for (13 at 16 bits, 5 at 8), a new table of the same size takes the
+/// codes pay for (11 at 16 bits, 5 at 8), a new table of the same size takes the
 /// inserts, and lookups ask both; past [`max_doublings`](GrowableBuilder::max_doublings), or the
 /// hash's last bit, `insert` fails with `Full` and changes nothing.
 ///
@@ -77,6 +84,8 @@ const FIRST_LOAD: f64 = 0.95;
 /// ```
 pub struct GrowableCuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
     pub(crate) chain: Chain<F, B>,
+    /// The sub-filters of a chain this filter was decoded from (`legacy.rs`), if any.
+    frozen: Option<Box<FrozenChain<F, B>>>,
     hasher: S,
 }
 
@@ -153,7 +162,30 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     ///
     /// As `insert`.
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        self.chain.insert(Shared, hash, true)
+        self.insert_with(Shared, hash, true)
+    }
+
+    /// An insert through `access`. A frozen chain takes no inserts, so a copy there is
+    /// seen as well by a unique insert that checks it first.
+    #[inline]
+    pub(crate) fn insert_with<A: Access>(
+        &self,
+        access: A,
+        hash: u64,
+        unique: bool,
+    ) -> Result<bool, InsertError> {
+        if unique && self.frozen_holds(hash) {
+            return Ok(false);
+        }
+        self.chain.insert(access, hash, unique)
+    }
+
+    /// Whether the frozen chain, if any, holds a fingerprint that answers for `hash`.
+    #[inline]
+    fn frozen_holds(&self, hash: u64) -> bool {
+        self.frozen
+            .as_ref()
+            .is_some_and(|frozen| frozen.contains(hash))
     }
 
     /// Whether `key` is probably present.
@@ -169,7 +201,13 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`contains`](Self::contains) for a pre-hashed key.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.chain.contains(Shared, hash)
+        self.contains_with(Shared, hash)
+    }
+
+    /// A lookup through `access`: the tables, then a frozen chain.
+    #[inline]
+    pub(crate) fn contains_with<A: Access>(&self, access: A, hash: u64) -> bool {
+        self.chain.contains(access, hash) || self.frozen_holds(hash)
     }
 
     /// Codes that answer for `key` (never fewer than its copies inserted and not
@@ -182,7 +220,14 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`count`](Self::count) for a pre-hashed key.
     #[inline]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.chain.count(Shared, hash)
+        self.count_with(Shared, hash)
+    }
+
+    /// A count through `access`, over the tables and a frozen chain.
+    #[inline]
+    pub(crate) fn count_with<A: Access>(&self, access: A, hash: u64) -> usize {
+        let frozen = self.frozen.as_ref().map_or(0, |frozen| frozen.count(hash));
+        self.chain.count(access, hash) + frozen
     }
 
     /// Removes one copy of `key`: the longest code that answers for it, which never
@@ -191,7 +236,8 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// code another key answers to (a false positive), as in any cuckoo filter.
     ///
     /// **Locking behaviour:** the key's two stripes in each table that may hold it,
-    /// newest first, until one answers.
+    /// newest first, until one answers; then, in a filter decoded from a chain of
+    /// sub-filters, each of those (see the type's docs).
     #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, key: &T) -> bool {
         self.remove_hash(self.hash(key))
@@ -200,7 +246,18 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// [`remove`](Self::remove) for a pre-hashed key.
     #[inline]
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.chain.remove(Shared, hash)
+        self.remove_with(Shared, hash)
+    }
+
+    /// A remove through `access`: from the tables, else from a frozen chain (newest
+    /// first, as the chain removed).
+    #[inline]
+    pub(crate) fn remove_with<A: Access>(&self, access: A, hash: u64) -> bool {
+        self.chain.remove(access, hash)
+            || self
+                .frozen
+                .as_ref()
+                .is_some_and(|frozen| frozen.remove(hash))
     }
 
     /// [`contains`](Self::contains) for each key, in order (lazy).
@@ -219,7 +276,8 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     where
         I: IntoIterator<Item = u64>,
     {
-        let ahead = if growable_pipelines(self.chain.table_bytes()) {
+        // A frozen chain is looked up key by key, after the tables.
+        let ahead = if self.frozen.is_none() && growable_pipelines(self.chain.table_bytes()) {
             BLOCK
         } else {
             0
@@ -270,7 +328,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// Codes stored (a code whose bits a doubling spent is copied into both halves, and
     /// each copy counts); exact when no writer is active.
     pub fn len(&self) -> usize {
-        self.chain.len()
+        self.chain.len() + self.frozen.as_ref().map_or(0, |frozen| frozen.len())
     }
 
     /// Whether no code is stored.
@@ -278,9 +336,9 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
         self.len() == 0
     }
 
-    /// Slots now, over every table.
+    /// Slots now, over every table (and a frozen chain's sub-filters).
     pub fn capacity(&self) -> usize {
-        self.chain.capacity()
+        self.chain.capacity() + self.frozen.as_ref().map_or(0, |frozen| frozen.capacity())
     }
 
     /// How full the table that inserts go to is: its codes ÷ its slots. The filter
@@ -306,6 +364,12 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
             .tables()
             .map(|table| table.stashed().count())
             .sum()
+    }
+
+    /// Sub-filters of a chain this filter was decoded from, kept frozen in front of its
+    /// tables (see the type's docs): 0 for every filter this release builds.
+    pub fn frozen_sub_filters(&self) -> usize {
+        self.frozen.as_ref().map_or(0, |frozen| frozen.subs().len())
     }
 
     /// The most doublings this filter will make: its
@@ -336,7 +400,12 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// Bytes this filter occupies: the struct, every table, its stripes, its control
     /// block.
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>() - std::mem::size_of::<Chain<F, B>>() + self.chain.memory_usage()
+        std::mem::size_of::<Self>() - std::mem::size_of::<Chain<F, B>>()
+            + self.chain.memory_usage()
+            + self
+                .frozen
+                .as_ref()
+                .map_or(0, |frozen| frozen.memory_usage())
     }
 
     /// The false-positive bound now, from the codes stored: a code of `len` bits answers
@@ -360,14 +429,27 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// thirteen above it); at 8 bits, where voids make it an overestimate, 0.84–0.99×
     /// (`cargo run --release --example growth -- fpr`).
     pub fn false_positive_bound(&self) -> f64 {
-        self.chain.false_positive_bound()
+        let frozen = self.frozen.as_ref().map_or(0.0, |frozen| {
+            frozen
+                .stats()
+                .iter()
+                .map(|sub| sub.false_positive_bound)
+                .sum()
+        });
+        self.chain.false_positive_bound() + frozen
     }
 
     /// The filter's figures; each table's in [`sub_filters`](Stats::sub_filters) once
-    /// there is more than one. Reads every slot for the false-positive bound (see
+    /// there is more than one (a frozen chain's sub-filters first). Reads every slot for
+    /// the false-positive bound (see
     /// [`false_positive_bound`](Self::false_positive_bound)); changes nothing.
     pub fn stats(&self) -> Stats {
-        let tables: Vec<Stats> = self.chain.tables().map(table_stats).collect();
+        let frozen = self.frozen.as_ref().map(|frozen| frozen.stats());
+        let tables: Vec<Stats> = frozen
+            .into_iter()
+            .flatten()
+            .chain(self.chain.tables().map(table_stats))
+            .collect();
         let len = tables.iter().map(|s| s.len).sum::<usize>();
         let capacity = tables.iter().map(|s| s.capacity).sum::<usize>();
         let memory_bytes = self.memory_usage();
@@ -403,9 +485,12 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// a lookup may be reading any part of it).
     ///
     /// **Locking behaviour:** holds each table's growth lock and every stripe lock while
-    /// it empties that table.
+    /// it empties that table (and a frozen chain's sub-filters, one after another).
     pub fn clear(&self) {
         self.chain.clear();
+        if let Some(frozen) = &self.frozen {
+            frozen.clear();
+        }
     }
 
     /// The tables and what they were built with, for the snapshot format.
@@ -413,9 +498,22 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
         &self.chain
     }
 
-    /// A filter of a decoded chain.
-    pub(crate) fn from_chain(chain: Chain<F, B>, hasher: S) -> Self {
-        Self { chain, hasher }
+    /// The frozen chain, if the filter was decoded from one.
+    pub(crate) fn frozen(&self) -> Option<&FrozenChain<F, B>> {
+        self.frozen.as_deref()
+    }
+
+    /// A filter of decoded tables and, if any, a frozen chain.
+    pub(crate) fn from_parts(
+        chain: Chain<F, B>,
+        frozen: Option<FrozenChain<F, B>>,
+        hasher: S,
+    ) -> Self {
+        Self {
+            chain,
+            frozen: frozen.map(Box::new),
+            hasher,
+        }
     }
 }
 
@@ -457,6 +555,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> fmt::Debug
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("memory_bytes", &self.memory_usage())
+            .field("frozen_sub_filters", &self.frozen_sub_filters())
             .finish()
     }
 }
@@ -585,6 +684,12 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
     /// [`BuildError::TooLarge`] for a first table of more than 2^32 buckets, and
     /// [`BuildError::OutOfMemory`].
     pub fn build(self) -> Result<GrowableCuckooFilter<F, B, S>, BuildError> {
+        let chain = self.tables()?;
+        Ok(GrowableCuckooFilter::from_parts(chain, None, self.hasher))
+    }
+
+    /// The first table, as [`build`](Self::build) makes it.
+    pub(crate) fn tables(&self) -> Result<Chain<F, B>, BuildError> {
         let items = self.capacity.ok_or(BuildError::MissingSize)?;
         if !self.growth.is_power_of_two() || !(2..=MAX_GROWTH).contains(&self.growth) {
             return Err(BuildError::InvalidGrowth);
@@ -609,7 +714,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
                 .count();
             max_doublings = max_doublings.min(fitting.saturating_sub(1) as u32);
         }
-        let chain = Chain::new(
+        Chain::new(
             buckets,
             stripes,
             per_link,
@@ -618,10 +723,6 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableBuilder<F, 
             self.growth.ilog2(),
             Pairing::SharedCode,
         )
-        .map_err(|_| BuildError::OutOfMemory)?;
-        Ok(GrowableCuckooFilter {
-            chain,
-            hasher: self.hasher,
-        })
+        .map_err(|_| BuildError::OutOfMemory)
     }
 }

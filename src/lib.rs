@@ -121,11 +121,12 @@
 //! ([`ExclusiveFilter`] and [`ExclusiveGrowableFilter`]: the operations without locks
 //! for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]) on
 //! `expand` (the layout that doubles in place: its addressing scheme, its era records,
-//! its links, and the reference model, with the design), `chained`
-//! ([`ChainedCuckooFilter`], the chain of sub-filters it replaced), `recent`
+//! its links, and the reference model, with the design), `legacy` (the sub-filters of
+//! a chain, as earlier releases grew, kept frozen in a growable filter decoded from
+//! one), `recent`
 //! ([`RecentFilter`]: generation tags, the slide, its builder), `stats` ([`Stats`]),
-//! `format` (snapshots: header, encode, decode, chunks, [`FilterView`], chained and
-//! growable records, serde), and `sync` (the single std/loom switch, and the prefetch
+//! `format` (snapshots: header, encode, decode, chunks, [`FilterView`], growable and
+//! legacy chain records, serde), and `sync` (the single std/loom switch, and the prefetch
 //! hint).
 //!
 //! ```text
@@ -156,7 +157,6 @@
 
 mod batch;
 mod builder;
-mod chained;
 mod engine;
 mod error;
 mod exclusive;
@@ -168,6 +168,7 @@ mod growable;
 mod hash;
 mod index;
 mod kick;
+mod legacy;
 mod raw;
 mod recent;
 mod stats;
@@ -176,9 +177,6 @@ mod sync;
 mod table;
 
 pub use builder::Builder;
-pub use chained::{
-    ChainedBuilder, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS_LIMIT,
-};
 pub use error::{BuildError, InsertError, InsertManyError};
 pub use exclusive::{ExclusiveFilter, ExclusiveGrowableFilter};
 pub use filter::CuckooFilter;

@@ -2,8 +2,9 @@
 //! RedisBloom's `CF.*` commands.
 //!
 //! Each key holds a [`value::KeyValue`]: a `GrowableCuckooFilter` (8- or 16-bit
-//! fingerprints, 4 or 8 slots per bucket; a `ChainedCuckooFilter` if loaded from an
-//! older record; a small one kept compact, as its snapshot) with the settings `CF.INFO`
+//! fingerprints, 4 or 8 slots per bucket; one loaded from an older record keeps that
+//! record's chain of sub-filters frozen in front of its tables; a small one kept
+//! compact, as its snapshot) with the settings `CF.INFO`
 //! reports, or a filter still arriving through `CF.LOADCHUNK`. Commands are in
 //! `commands.rs` (the single-item ones registered by `fast.rs`), the dump format of
 //! `CF.SCANDUMP`/`CF.LOADCHUNK` in `dump.rs`, configs and the `INFO` counters in

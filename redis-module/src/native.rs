@@ -9,10 +9,12 @@
 //! of `CF.LOADCHUNK` pieces received and each piece. Versions 2 and 3 have version 1's
 //! layout: version 2 says the filter may be one that doubles in place (snapshot kind
 //! 3), version 3 that it may be one whose tables store one code in both of a key's
-//! buckets and keep a stash (kind 4), which a module that reads only an earlier version
+//! buckets and keep a stash (kind 4), or one that keeps an older record's chain of
+//! sub-filters in front of them (kind 5), which a module that reads only an earlier version
 //! refuses by its own message instead of failing the load on the snapshot. Records of
 //! versions 2 and 1, and version 0 records (a filter without the kind), still load: the
-//! last two as the chains of sub-filters they hold.
+//! last two as growable filters that keep the chains of sub-filters they hold (see
+//! `value.rs`).
 //!
 //! Loading: every read is checked (the binding's `load_*` report the server's read
 //! error) and the first failure, or a record that does not decode, returns null, which

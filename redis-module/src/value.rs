@@ -7,16 +7,17 @@
 //! a small hash as a listpack; it becomes a live filter when a write leaves its
 //! snapshot past `cuckoofilter.compact-max-bytes`.
 //! A key loaded from a record written before (RDB encoding versions 0 and 1, or a
-//! dump of then) holds the `ChainedCuckooFilter` it was saved as: its fingerprints lack
-//! the hash bits a table that doubles in place addresses by, so it cannot be
-//! converted. It answers and grows as it did.
+//! dump of then) held a chain of sub-filters: its fingerprints lack the hash bits a
+//! table that doubles in place addresses by, so they cannot be converted. It loads as a
+//! growable filter that keeps those sub-filters frozen in front of its own tables:
+//! they answer lookups, counts and deletes, and new items go to the tables.
 
 use std::cell::Cell;
 use std::num::NonZeroU8;
 
 use concurrent_cuckoo_filter::{
-    BuildError, ChainedCuckooFilter, DEFAULT_MAX_SUB_FILTERS, DecodeError, DumpChunks, FilterView,
-    GrowableCuckooFilter, GrowableFingerprint, InsertError, MAX_GROWTH,
+    BuildError, DecodeError, DumpChunks, FilterView, GrowableCuckooFilter, GrowableFingerprint,
+    InsertError, MAX_GROWTH,
 };
 
 use crate::dump::{Dump, PartialLoad};
@@ -27,15 +28,9 @@ pub enum Filter {
     Fp16x8(GrowableCuckooFilter<u16, 8>),
     Fp8x4(GrowableCuckooFilter<u8, 4>),
     Fp8x8(GrowableCuckooFilter<u8, 8>),
-    /// Loaded from a record of a chain of sub-filters (see the module docs).
-    Chained16x4(ChainedCuckooFilter<u16, 4>),
-    Chained16x8(ChainedCuckooFilter<u16, 8>),
-    Chained8x4(ChainedCuckooFilter<u8, 4>),
-    Chained8x8(ChainedCuckooFilter<u8, 8>),
 }
 
-/// Runs `$body` with `$f` bound to the filter, whatever its kind and geometry (the two
-/// kinds share the methods used this way).
+/// Runs `$body` with `$f` bound to the filter, whatever its geometry.
 macro_rules! with_filter {
     ($filter:expr, $f:ident => $body:expr) => {
         match $filter {
@@ -43,18 +38,14 @@ macro_rules! with_filter {
             $crate::value::Filter::Fp16x8($f) => $body,
             $crate::value::Filter::Fp8x4($f) => $body,
             $crate::value::Filter::Fp8x8($f) => $body,
-            $crate::value::Filter::Chained16x4($f) => $body,
-            $crate::value::Filter::Chained16x8($f) => $body,
-            $crate::value::Filter::Chained8x4($f) => $body,
-            $crate::value::Filter::Chained8x8($f) => $body,
         }
     };
 }
 
 /// Runs `$body` with `$f` bound to the filter's operations for the holder of its only
-/// reference: a growable filter's exclusive path (no lock, no seqlock check; Redis runs
-/// commands one at a time), a chain's shared one (it has no other). Both leave the
-/// table the shared path would, so replicas and AOF replays match.
+/// reference: its exclusive path (no lock, no seqlock check; Redis runs commands one at
+/// a time), which leaves the table the shared path would, so replicas and AOF replays
+/// match.
 macro_rules! with_owned {
     ($filter:expr, $f:ident => $body:expr) => {
         match $filter {
@@ -74,10 +65,6 @@ macro_rules! with_owned {
                 let mut $f = filter.exclusive();
                 $body
             }
-            Filter::Chained16x4($f) => $body,
-            Filter::Chained16x8($f) => $body,
-            Filter::Chained8x4($f) => $body,
-            Filter::Chained8x8($f) => $body,
         }
     };
 }
@@ -90,28 +77,23 @@ pub struct Growth {
     pub max_filters: usize,
 }
 
-fn chained_growth(filters: usize, max_filters: usize) -> Growth {
-    Growth {
-        filters,
-        max_filters,
-    }
-}
-
 fn in_place_growth<F: GrowableFingerprint, const B: usize>(
     filter: &GrowableCuckooFilter<F, B>,
 ) -> Growth {
-    // An expansion by `2^step` is `step` doublings.
+    // An expansion by `2^step` is `step` doublings; a chain's frozen sub-filters (a key
+    // loaded from an older record) count as the filters they were.
     let step = filter.growth().ilog2();
+    let frozen = filter.frozen_sub_filters();
     Growth {
-        filters: 1 + filter.doublings().div_ceil(step) as usize,
-        max_filters: 1 + filter.max_doublings().div_ceil(step) as usize,
+        filters: frozen + 1 + filter.doublings().div_ceil(step) as usize,
+        max_filters: frozen + 1 + filter.max_doublings().div_ceil(step) as usize,
     }
 }
 
 impl Filter {
-    /// The filter a snapshot holds, whichever kind and geometry it was written with
-    /// (the snapshot's header records them; a decoder of another refuses it before
-    /// reading the table).
+    /// The filter a snapshot holds, whichever geometry it was written with (the
+    /// snapshot's header records it; a decoder of another refuses it before reading the
+    /// table), a chain's included (kind 2, see the module docs).
     fn decode(snapshot: &[u8]) -> Result<Self, DecodeError> {
         // Each decoder's type is inferred from the variant it fills.
         macro_rules! unless_other {
@@ -126,36 +108,17 @@ impl Filter {
         unless_other!(GrowableCuckooFilter, Fp16x4);
         unless_other!(GrowableCuckooFilter, Fp16x8);
         unless_other!(GrowableCuckooFilter, Fp8x4);
-        unless_other!(GrowableCuckooFilter, Fp8x8);
-        unless_other!(ChainedCuckooFilter, Chained16x4);
-        unless_other!(ChainedCuckooFilter, Chained16x8);
-        unless_other!(ChainedCuckooFilter, Chained8x4);
-        ChainedCuckooFilter::from_bytes(snapshot).map(Filter::Chained8x8)
+        GrowableCuckooFilter::from_bytes(snapshot).map(Filter::Fp8x8)
     }
 
-    /// The length of its snapshot now, for a filter that doubles in place; `None` for a
-    /// chain loaded from an older record, which is never kept compact.
+    /// The length of its snapshot now; `None` for one that holds a chain's frozen
+    /// sub-filters (a key loaded from an older record), which is never kept compact.
     fn in_place_encoded_len(&self) -> Option<usize> {
-        match self {
-            Filter::Fp16x4(f) => Some(f.encoded_len()),
-            Filter::Fp16x8(f) => Some(f.encoded_len()),
-            Filter::Fp8x4(f) => Some(f.encoded_len()),
-            Filter::Fp8x8(f) => Some(f.encoded_len()),
-            _ => None,
-        }
+        with_filter!(self, f => (f.frozen_sub_filters() == 0).then(|| f.encoded_len()))
     }
 
     fn growth(&self) -> Growth {
-        match self {
-            Filter::Fp16x4(f) => in_place_growth(f),
-            Filter::Fp16x8(f) => in_place_growth(f),
-            Filter::Fp8x4(f) => in_place_growth(f),
-            Filter::Fp8x8(f) => in_place_growth(f),
-            Filter::Chained16x4(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
-            Filter::Chained16x8(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
-            Filter::Chained8x4(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
-            Filter::Chained8x8(f) => chained_growth(f.sub_filters(), f.max_sub_filters()),
-        }
+        with_filter!(self, f => in_place_growth(f))
     }
 }
 
@@ -540,17 +503,7 @@ impl CuckooKey {
                 .table_bytes_after(filter.doublings() + 1)
                 .is_some_and(|bytes| bytes > u128::from(max_bytes))
         }
-        match &*self.readable() {
-            Filter::Fp16x4(f) => next_passes(f, max_bytes),
-            Filter::Fp16x8(f) => next_passes(f, max_bytes),
-            Filter::Fp8x4(f) => next_passes(f, max_bytes),
-            Filter::Fp8x8(f) => next_passes(f, max_bytes),
-            // A chain was bounded by the limit when it was made (RDB version 1).
-            Filter::Chained16x4(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
-            Filter::Chained16x8(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
-            Filter::Chained8x4(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
-            Filter::Chained8x8(f) => f.max_sub_filters() < DEFAULT_MAX_SUB_FILTERS,
-        }
+        with_filter!(&*self.readable(), f => next_passes(f, max_bytes))
     }
 
     /// Whether the filter has grown as far as it may.
@@ -570,13 +523,8 @@ impl CuckooKey {
             Stored::Live(filter) => filter,
         };
         match **filter {
-            Filter::Fp16x4(_)
-            | Filter::Fp16x8(_)
-            | Filter::Chained16x4(_)
-            | Filter::Chained16x8(_) => 16,
-            Filter::Fp8x4(_) | Filter::Fp8x8(_) | Filter::Chained8x4(_) | Filter::Chained8x8(_) => {
-                8
-            }
+            Filter::Fp16x4(_) | Filter::Fp16x8(_) => 16,
+            Filter::Fp8x4(_) | Filter::Fp8x8(_) => 8,
         }
     }
 
@@ -587,14 +535,8 @@ impl CuckooKey {
             Stored::Live(filter) => filter,
         };
         match **filter {
-            Filter::Fp16x4(_)
-            | Filter::Fp8x4(_)
-            | Filter::Chained16x4(_)
-            | Filter::Chained8x4(_) => 4,
-            Filter::Fp16x8(_)
-            | Filter::Fp8x8(_)
-            | Filter::Chained16x8(_)
-            | Filter::Chained8x8(_) => 8,
+            Filter::Fp16x4(_) | Filter::Fp8x4(_) => 4,
+            Filter::Fp16x8(_) | Filter::Fp8x8(_) => 8,
         }
     }
 
@@ -656,11 +598,19 @@ const SLOTS_AT: usize = 12;
 ///   (4 bytes) and the keys (8 bytes each);
 /// - kind 2 (a chain of sub-filters): each sub-filter as a 48-byte header (stripe
 ///   count at bytes 32..36, table words `W` at 40..48), `8·W` bytes of words, an 8-byte
-///   item count and a 4-byte CRC; then a 4-byte CRC.
+///   item count and a 4-byte CRC; then a 4-byte CRC;
+/// - kind 5 (a filter that doubles in place and holds a chain's frozen sub-filters): the
+///   chain's length at bytes 24..32 of its header, then a whole kind 2 encoding, a whole
+///   kind 3 or 4 encoding, and a 4-byte CRC.
 ///
 /// Bytes that do not parse as that (never the case for a snapshot the library just
 /// wrote) are returned whole.
 fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
+    normalized(snapshot).unwrap_or_else(|| snapshot.to_vec())
+}
+
+/// [`without_stripe_counts`] of an encoding that parses.
+fn normalized(snapshot: &[u8]) -> Option<Vec<u8>> {
     const HEADER: usize = 48;
     const COUNT: usize = 8;
     const CRC: usize = 4;
@@ -669,57 +619,54 @@ fn without_stripe_counts(snapshot: &[u8]) -> Vec<u8> {
             snapshot.get(at..at + 8)?.try_into().ok()?,
         ))
     };
-    let in_place = |stash: bool| -> Option<Vec<u8>> {
-        let (bits, slots) = (
-            u128::from(*snapshot.get(FINGERPRINT_BITS_AT)?),
-            u128::from(*snapshot.get(SLOTS_AT)?),
-        );
-        let end = snapshot.len().checked_sub(CRC)?;
-        let mut out = Vec::with_capacity(snapshot.len());
-        out.extend_from_slice(snapshot.get(..HEADER)?);
-        let mut at = HEADER;
-        while at < end {
-            let fields = snapshot.get(at..at + 16)?;
-            let doublings = u32::from_le_bytes(fields[12..16].try_into().ok()?);
-            let buckets = u128::from(u64_at(at)?).checked_shl(doublings)?;
-            let table = usize::try_from(buckets * slots * bits / 8).ok()?;
-            out.extend_from_slice(&fields[..8]);
-            out.extend_from_slice(&[0; 4]);
-            out.extend_from_slice(&fields[12..]);
-            let mut body = at + 16..(at + 16).checked_add(table)?.checked_add(COUNT)?;
-            if stash {
-                let count = snapshot.get(body.end..body.end.checked_add(4)?)?;
-                let keys = u32::from_le_bytes(count.try_into().ok()?) as usize;
-                body.end = body.end.checked_add(4)?.checked_add(keys.checked_mul(8)?)?;
+    let end = snapshot.len().checked_sub(CRC)?;
+    let mut out = Vec::with_capacity(snapshot.len());
+    out.extend_from_slice(snapshot.get(..HEADER)?);
+    let mut at = HEADER;
+    match snapshot.get(KIND_AT)? {
+        kind @ (3 | 4) => {
+            let (bits, slots) = (
+                u128::from(*snapshot.get(FINGERPRINT_BITS_AT)?),
+                u128::from(*snapshot.get(SLOTS_AT)?),
+            );
+            while at < end {
+                let fields = snapshot.get(at..at + 16)?;
+                let doublings = u32::from_le_bytes(fields[12..16].try_into().ok()?);
+                let buckets = u128::from(u64_at(at)?).checked_shl(doublings)?;
+                let table = usize::try_from(buckets * slots * bits / 8).ok()?;
+                out.extend_from_slice(&fields[..8]);
+                out.extend_from_slice(&[0; 4]);
+                out.extend_from_slice(&fields[12..]);
+                let mut body = at + 16..(at + 16).checked_add(table)?.checked_add(COUNT)?;
+                if *kind == 4 {
+                    let count = snapshot.get(body.end..body.end.checked_add(4)?)?;
+                    let keys = u32::from_le_bytes(count.try_into().ok()?) as usize;
+                    body.end = body.end.checked_add(4)?.checked_add(keys.checked_mul(8)?)?;
+                }
+                out.extend_from_slice(snapshot.get(body.clone())?);
+                at = body.end;
             }
-            out.extend_from_slice(snapshot.get(body.clone())?);
-            at = body.end;
         }
-        (at == end).then_some(out)
-    };
-    let chained = || -> Option<Vec<u8>> {
-        const STRIPES: std::ops::Range<usize> = 32..36;
-        let end = snapshot.len().checked_sub(CRC)?;
-        let mut out = Vec::with_capacity(snapshot.len());
-        out.extend_from_slice(snapshot.get(..HEADER)?);
-        let mut at = HEADER;
-        while at < end {
-            let header = snapshot.get(at..at + HEADER)?;
-            let table = usize::try_from(u64_at(at + 40)?).ok()?.checked_mul(8)?;
-            out.extend_from_slice(&header[..STRIPES.start]);
-            out.extend_from_slice(&[0; STRIPES.end - STRIPES.start]);
-            out.extend_from_slice(&header[STRIPES.end..]);
-            let body = at + HEADER..(at + HEADER).checked_add(table)?.checked_add(COUNT)?;
-            out.extend_from_slice(snapshot.get(body.clone())?);
-            at = body.end.checked_add(CRC)?;
+        2 => {
+            const STRIPES: std::ops::Range<usize> = 32..36;
+            while at < end {
+                let header = snapshot.get(at..at + HEADER)?;
+                let table = usize::try_from(u64_at(at + 40)?).ok()?.checked_mul(8)?;
+                out.extend_from_slice(&header[..STRIPES.start]);
+                out.extend_from_slice(&[0; STRIPES.end - STRIPES.start]);
+                out.extend_from_slice(&header[STRIPES.end..]);
+                let body = at + HEADER..(at + HEADER).checked_add(table)?.checked_add(COUNT)?;
+                out.extend_from_slice(snapshot.get(body.clone())?);
+                at = body.end.checked_add(CRC)?;
+            }
         }
-        (at == end).then_some(out)
-    };
-    let parsed = match snapshot.get(KIND_AT) {
-        Some(3) => in_place(false),
-        Some(4) => in_place(true),
-        Some(2) => chained(),
-        _ => None,
-    };
-    parsed.unwrap_or_else(|| snapshot.to_vec())
+        5 => {
+            let chain_end = HEADER.checked_add(usize::try_from(u64_at(24)?).ok()?)?;
+            out.extend(normalized(snapshot.get(HEADER..chain_end)?)?);
+            out.extend(normalized(snapshot.get(chain_end..end)?)?);
+            at = end;
+        }
+        _ => return None,
+    }
+    (at == end).then_some(out)
 }

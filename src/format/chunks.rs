@@ -70,8 +70,9 @@ impl DumpChunks {
     /// The dump identity every chunk carries, which a loader uses to refuse a chunk of
     /// another dump (and which a transport that sends a header of its own ahead of the
     /// chunks can name there). For a [`CuckooFilter`] it is the CRC-32 that ends the
-    /// encoding; for a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter), a CRC-32
-    /// over the encoding's header and each sub-filter's own checksum.
+    /// encoding, and so for a growable filter's (kind 3 or 4); for a growable filter
+    /// that holds a chain's sub-filters (kind 5), a CRC-32 over the header, each
+    /// sub-filter's own checksum and its tables' closing checksum.
     pub fn identity(&self) -> u32 {
         self.identity
     }

@@ -14,6 +14,24 @@ use crate::table::Table;
 /// at full speed, small enough to stay in the core's cache.
 const BLOCK_WORDS: usize = 8 * 1024;
 
+/// Sends `header`, then whatever `body` emits, then the CRC-32 of both to `sink`: the
+/// frame every encoding shares.
+pub(crate) fn checksummed<Sink: FnMut(&[u8]) -> io::Result<()>>(
+    header: &[u8],
+    sink: &mut Sink,
+    body: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut emit = |bytes: &[u8]| {
+        crc.update(bytes);
+        sink(bytes)
+    };
+    emit(header)?;
+    body(&mut emit)?;
+    let checksum = crc.finalize();
+    sink(&checksum.to_le_bytes())
+}
+
 impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
     /// Sends the whole encoding to `sink`, block by block: the header, the table copied
     /// while kick moves are paused, the item count, the checksum.
@@ -23,31 +41,25 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         sink: &mut impl FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<()> {
         let header = Header::new::<F, B>(self.indexer.buckets(), self.stripes.len(), hasher);
-        let mut crc = crc32fast::Hasher::new();
-        let mut emit = |bytes: &[u8]| {
-            crc.update(bytes);
-            sink(bytes)
-        };
-        emit(&header.to_bytes())?;
-        let mut items = 0u64;
-        {
-            let _paused = self.stripes.pause_moves();
-            let mut block = vec![0u8; BLOCK_WORDS * 8];
-            let words = self.table.words();
-            for start in (0..words).step_by(BLOCK_WORDS) {
-                let end = (start + BLOCK_WORDS).min(words);
-                let bytes = &mut block[..(end - start) * 8];
-                for (index, out) in (start..end).zip(bytes.chunks_exact_mut(8)) {
-                    let word = self.table.load_word(index);
-                    items += u64::from(Table::<F, B>::occupied_in_word(word));
-                    out.copy_from_slice(&word.to_le_bytes());
+        checksummed(&header.to_bytes(), sink, |emit| {
+            let mut items = 0u64;
+            {
+                let _paused = self.stripes.pause_moves();
+                let mut block = vec![0u8; BLOCK_WORDS * 8];
+                let words = self.table.words();
+                for start in (0..words).step_by(BLOCK_WORDS) {
+                    let end = (start + BLOCK_WORDS).min(words);
+                    let bytes = &mut block[..(end - start) * 8];
+                    for (index, out) in (start..end).zip(bytes.chunks_exact_mut(8)) {
+                        let word = self.table.load_word(index);
+                        items += u64::from(Table::<F, B>::occupied_in_word(word));
+                        out.copy_from_slice(&word.to_le_bytes());
+                    }
+                    emit(bytes)?;
                 }
-                emit(bytes)?;
             }
-        }
-        emit(&items.to_le_bytes())?;
-        let checksum = crc.finalize();
-        sink(&checksum.to_le_bytes())
+            emit(&items.to_le_bytes())
+        })
     }
 
     /// Bytes of this filter's encoding.

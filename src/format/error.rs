@@ -13,10 +13,9 @@ pub enum DecodeError {
     /// Written by a format version this build does not read.
     UnsupportedVersion(u16),
     /// An encoding of another kind of structure than the one asked for (a
-    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s snapshot, kind 2, given to
-    /// `CuckooFilter::from_bytes` or [`FilterView::new`](crate::FilterView::new); a
-    /// single filter's given to `ChainedCuckooFilter::from_bytes`), or of a kind this
-    /// build does not know.
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s snapshot given to
+    /// `CuckooFilter::from_bytes`; a single filter's given to
+    /// `GrowableCuckooFilter::from_bytes`), or of a kind this build does not know.
     UnsupportedKind(u8),
     /// The header's fingerprint width or slots per bucket is not one this crate supports.
     UnsupportedGeometry {

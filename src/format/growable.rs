@@ -47,19 +47,21 @@ use smallvec::SmallVec;
 
 use super::chunks::DumpChunks;
 use super::decode::{checked_body, read_kind};
-use super::encode::collect;
+use super::encode::{checksummed, collect};
 use super::header::{
-    Common, GROWABLE_KINDS, HasherId, KIND_GROWABLE, KIND_GROWABLE_SHARED, table_words, u32_at,
-    u64_at,
+    Common, GROWABLE_DECODES, GROWABLE_KINDS, HasherId, KIND_CHAINED, KIND_GROWABLE,
+    KIND_GROWABLE_SHARED, KIND_GROWABLE_WITH_CHAIN, table_words, u32_at, u64_at,
 };
-use super::{DecodeError, HEADER_LEN};
+use super::legacy::{chain_identity, decode_chain};
+use super::{DecodeError, HEADER_LEN, MAGIC};
 use crate::expand::chain::{Chain, LinkSizes, MAX_LINKS, link_shapes, next_link_key};
-use crate::expand::engine::{ExpandTable, max_moves};
+use crate::expand::engine::{ExpandTable, SnapshotGuard, max_moves};
 use crate::expand::scheme::{Era, Key, Pairing, Scheme};
 use crate::expand::stash::{STASH_KEYS, Stash};
 use crate::fingerprint::GrowableFingerprint;
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::{DEFAULT_GROWTH, GrowableBuilder, GrowableCuckooFilter, MAX_GROWTH};
 use crate::hash::DefaultHashBuilder;
+use crate::legacy::FrozenChain;
 use crate::table::Table;
 
 /// Words sent per block: 64 KiB, as a single filter's snapshot.
@@ -217,12 +219,16 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             .tables()
             .next()
             .map_or(Pairing::SharedCode, |t| t.pairing());
-        encoding_len(
+        let tables = encoding_len(
             pairing,
             chain
                 .tables()
                 .map(|table| (Self::words_at(table, table.era()), table.stashed().count())),
-        )
+        );
+        tables
+            + self
+                .frozen()
+                .map_or(0, |frozen| HEADER_LEN + frozen.encoded_len() + CRC_LEN)
     }
 
     /// Words of `table` at `era`.
@@ -235,9 +241,14 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// them with a [`ChunkLoader`](crate::ChunkLoader) and
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) of its
     /// [`into_bytes`](crate::ChunkLoader::into_bytes). The dump identity is the CRC-32
-    /// that ends the encoding.
+    /// that ends the encoding (for one holding a chain's sub-filters, see
+    /// [`DumpChunks::identity`]).
     pub fn dump_chunks(&self, max_chunk_bytes: usize) -> DumpChunks {
-        DumpChunks::named_by_checksum(self.to_bytes(), max_chunk_bytes)
+        let encoding = self.to_bytes();
+        match with_chain_identity(&encoding) {
+            Some(identity) => DumpChunks::new(encoding, max_chunk_bytes, identity),
+            None => DumpChunks::named_by_checksum(encoding, max_chunk_bytes),
+        }
     }
 
     fn encode(&self, sink: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
@@ -246,17 +257,58 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
         let tables: Links<&ExpandTable<F, B>> = chain.tables().collect();
         // Every table held at once: the eras, and so the length, stay as read.
         let paused: Links<_> = tables.iter().map(|t| t.pause_for_snapshot()).collect();
+        let hasher = HasherId::of(self.hasher());
+        let Some(frozen) = self.frozen() else {
+            return Self::encode_tables(chain, &tables, &paused, hasher, sink);
+        };
+        // Kind 5: the frozen chain's encoding, then the tables'.
+        let frozen_len = frozen.encoded_len();
+        let tables_len = Self::tables_len(&tables, &paused);
+        let total = HEADER_LEN + frozen_len + tables_len + CRC_LEN;
+        let mut header = [0u8; HEADER_LEN];
+        Common::write(
+            &mut header,
+            KIND_GROWABLE_WITH_CHAIN,
+            F::BITS as u8,
+            B as u8,
+            hasher,
+        );
+        header[24..32].copy_from_slice(&(frozen_len as u64).to_le_bytes());
+        header[40..48].copy_from_slice(&(total as u64).to_le_bytes());
+        checksummed(&header, sink, |emit| {
+            frozen.encode(hasher, &mut &mut *emit)?;
+            Self::encode_tables(chain, &tables, &paused, hasher, &mut &mut *emit)
+        })
+    }
+
+    /// Bytes of the tables' encoding (kind 3 or 4) as `paused` holds them.
+    fn tables_len(tables: &[&ExpandTable<F, B>], paused: &[SnapshotGuard<'_, F, B>]) -> usize {
+        let pairing = tables[0].pairing();
+        let sizes = tables
+            .iter()
+            .zip(paused)
+            .map(|(table, guard)| (Self::words_at(table, guard.era()), guard.stashed().len()));
+        encoding_len(pairing, sizes)
+    }
+
+    /// Sends the tables' encoding (kind 3 or 4, a whole one with its own checksum) to
+    /// `sink`, every table held by its guard in `paused`.
+    fn encode_tables(
+        chain: &Chain<F, B>,
+        tables: &[&ExpandTable<F, B>],
+        paused: &[SnapshotGuard<'_, F, B>],
+        hasher: HasherId,
+        sink: &mut impl FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
         let words: Links<usize> = tables
             .iter()
-            .zip(&paused)
+            .zip(paused)
             .map(|(table, guard)| Self::words_at(table, guard.era()))
             .collect();
         let first = tables[0];
         let pairing = first.pairing();
-        let stashed = paused.iter().map(|guard| guard.stashed().len());
-        let total = encoding_len(pairing, words.iter().copied().zip(stashed));
+        let total = Self::tables_len(tables, paused);
         let mut header = [0u8; HEADER_LEN];
-        let hasher = HasherId::of(self.hasher());
         let kind = match pairing {
             Pairing::Feistel => KIND_GROWABLE,
             Pairing::SharedCode => KIND_GROWABLE_SHARED,
@@ -272,47 +324,59 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
             LinkSizes::Same => 1,
         };
         header[40..48].copy_from_slice(&(total as u64).to_le_bytes());
-        let mut crc = crc32fast::Hasher::new();
-        let mut emit = |bytes: &[u8]| {
-            crc.update(bytes);
-            sink(bytes)
-        };
-        emit(&header)?;
-        // No larger than the largest table: a small filter's snapshot allocates little.
-        let block_words = words.iter().copied().max().unwrap_or(0).min(BLOCK_WORDS);
-        let mut block = Vec::with_capacity(block_words * 8);
-        for (table, guard) in tables.iter().zip(&paused) {
-            let mut fields = [0u8; 16];
-            fields[0..8].copy_from_slice(&table.buckets(0).to_le_bytes());
-            fields[8..12].copy_from_slice(&(table.first_stripes() as u32).to_le_bytes());
-            fields[12..16].copy_from_slice(&guard.era().to_le_bytes());
-            emit(&fields)?;
-            let mut codes = 0u64;
-            for word in guard.words() {
-                codes += u64::from(Table::<F, B>::occupied_in_word(word));
-                block.extend_from_slice(&word.to_le_bytes());
-                if block.len() == block.capacity() {
+        checksummed(&header, sink, |emit| {
+            // No larger than the largest table: a small filter's snapshot allocates little.
+            let block_words = words.iter().copied().max().unwrap_or(0).min(BLOCK_WORDS);
+            let mut block = Vec::with_capacity(block_words * 8);
+            for (table, guard) in tables.iter().zip(paused) {
+                let mut fields = [0u8; 16];
+                fields[0..8].copy_from_slice(&table.buckets(0).to_le_bytes());
+                fields[8..12].copy_from_slice(&(table.first_stripes() as u32).to_le_bytes());
+                fields[12..16].copy_from_slice(&guard.era().to_le_bytes());
+                emit(&fields)?;
+                let mut codes = 0u64;
+                for word in guard.words() {
+                    codes += u64::from(Table::<F, B>::occupied_in_word(word));
+                    block.extend_from_slice(&word.to_le_bytes());
+                    if block.len() == block.capacity() {
+                        emit(&block)?;
+                        block.clear();
+                    }
+                }
+                if !block.is_empty() {
                     emit(&block)?;
                     block.clear();
                 }
-            }
-            if !block.is_empty() {
-                emit(&block)?;
-                block.clear();
-            }
-            emit(&codes.to_le_bytes())?;
-            if pairing == Pairing::SharedCode {
-                let stashed = guard.stashed();
-                emit(&(stashed.len() as u32).to_le_bytes())?;
-                for &key in stashed {
-                    emit(&Stash::entry(key).to_le_bytes())?;
+                emit(&codes.to_le_bytes())?;
+                if pairing == Pairing::SharedCode {
+                    let stashed = guard.stashed();
+                    emit(&(stashed.len() as u32).to_le_bytes())?;
+                    for &key in stashed {
+                        emit(&Stash::entry(key).to_le_bytes())?;
+                    }
                 }
             }
-        }
-        drop(paused);
-        let checksum = crc.finalize();
-        sink(&checksum.to_le_bytes())
+            Ok(())
+        })
     }
+}
+
+/// The dump identity of a kind 5 encoding (`None` for another kind): a CRC-32 over its
+/// header, the frozen chain's identity (`chain_identity`) and the tables' closing
+/// checksum. The checksum that ends it cannot name it: it covers two encodings that each
+/// end in their own CRC-32 (see `chain_identity`).
+fn with_chain_identity(encoding: &[u8]) -> Option<u32> {
+    if encoding.get(10) != Some(&KIND_GROWABLE_WITH_CHAIN) {
+        return None;
+    }
+    let frozen_len = usize::try_from(u64_at(encoding, 24)).ok()?;
+    let frozen = encoding.get(HEADER_LEN..HEADER_LEN.checked_add(frozen_len)?)?;
+    let tables_crc = encoding.get(encoding.len().checked_sub(2 * CRC_LEN)?..)?;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&encoding[..HEADER_LEN]);
+    crc.update(&chain_identity(frozen).to_le_bytes());
+    crc.update(&tables_crc[..CRC_LEN]);
+    Some(crc.finalize())
 }
 
 /// One table of a checked encoding: its size, its doublings, and its words in place.
@@ -523,23 +587,111 @@ pub(crate) fn parse_any(bytes: &[u8]) -> Result<Layout<'_>, DecodeError> {
     })
 }
 
+/// The header of a kind 5 encoding that must be exactly `bytes` (checked, and its
+/// checksum), the frozen chain's encoding in it and the tables' encoding after that
+/// (each checked when it is parsed).
+pub(crate) fn split_with_chain(bytes: &[u8]) -> Result<(Common<'_>, &[u8], &[u8]), DecodeError> {
+    let common = Common::parse(bytes, KIND_GROWABLE_WITH_CHAIN)?;
+    if common.bytes[32..40] != [0; 8] {
+        return Err(DecodeError::InvalidHeader("reserved"));
+    }
+    let body = checked_body(bytes, u64_at(common.bytes, 40))?;
+    let frozen_len = usize::try_from(u64_at(common.bytes, 24)).ok();
+    let Some((frozen, tables)) = frozen_len
+        .and_then(|len| HEADER_LEN.checked_add(len))
+        .and_then(|end| Some((body.get(HEADER_LEN..end)?, body.get(end..)?)))
+    else {
+        return Err(DecodeError::InvalidHeader("length"));
+    };
+    Ok((common, frozen, tables))
+}
+
+/// What an encoding of any kind a growable filter decodes holds: its hasher, its
+/// tables, and a frozen chain's sub-filters (kinds 2 and 5).
+struct Decoded<F, const B: usize> {
+    hasher: HasherId,
+    chain: Chain<F, B>,
+    frozen: Option<FrozenChain<F, B>>,
+}
+
+/// The filter of an encoding of kind 2 to 5 that must be exactly `bytes`, every field
+/// checked. A chain's snapshot (kind 2) gets new tables, whose first holds the chain's
+/// first sub-filter's items and grows by its growth factor (as a power of two).
+fn decode_any<F: GrowableFingerprint, const B: usize>(
+    bytes: &[u8],
+) -> Result<Decoded<F, B>, DecodeError> {
+    match bytes.get(10) {
+        Some(&KIND_CHAINED) if bytes.starts_with(&MAGIC) => {
+            let (hasher, frozen) = decode_chain::<F, B>(bytes)?;
+            let first = &frozen.subs()[0];
+            let items = (first.capacity() * 19 / 20).max(1);
+            let growth = (frozen.growth as usize)
+                .checked_next_power_of_two()
+                .unwrap_or(MAX_GROWTH)
+                .clamp(DEFAULT_GROWTH, MAX_GROWTH);
+            let chain = GrowableBuilder::new()
+                .fingerprint::<F>()
+                .slots::<B>()
+                .capacity(items)
+                .growth(growth)
+                .max_kicks(frozen.max_kicks as usize)
+                .tables()
+                .map_err(|_| DecodeError::OutOfMemory)?;
+            Ok(Decoded {
+                hasher,
+                chain,
+                frozen: Some(frozen),
+            })
+        }
+        Some(&KIND_GROWABLE_WITH_CHAIN) if bytes.starts_with(&MAGIC) => {
+            let (common, frozen, tables) = split_with_chain(bytes)?;
+            let found = (common.fingerprint_bits, common.slots);
+            let expected = (F::BITS as u8, B as u8);
+            if found != expected {
+                return Err(DecodeError::GeometryMismatch { expected, found });
+            }
+            let (frozen_hasher, frozen) = decode_chain::<F, B>(frozen)?;
+            let (header, chain) = decode_growable::<F, B>(tables)?;
+            if frozen_hasher != common.hasher || header.hasher != common.hasher {
+                return Err(DecodeError::InvalidHeader("hasher"));
+            }
+            Ok(Decoded {
+                hasher: common.hasher,
+                chain,
+                frozen: Some(frozen),
+            })
+        }
+        _ => {
+            let (header, chain) = decode_growable::<F, B>(bytes)?;
+            Ok(Decoded {
+                hasher: header.hasher,
+                chain,
+                frozen: None,
+            })
+        }
+    }
+}
+
 impl<F: GrowableFingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultHashBuilder> {
     /// Decodes a growable filter written with the default hasher (see
     /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes)): its tables,
     /// doublings, limits and kick bound as they were.
     ///
+    /// A snapshot of the chain of sub-filters that earlier releases grew by (kind 2)
+    /// decodes too: its sub-filters stay frozen in front of new tables (see the type's
+    /// docs), and the filter's own snapshots keep them (kind 5).
+    ///
     /// # Errors
     ///
     /// A [`DecodeError`] for anything but a whole, undamaged encoding of a growable
-    /// filter of this geometry; never a panic. A snapshot of a
-    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter) (kind 2) is
-    /// [`DecodeError::UnsupportedKind`]: decode it as one.
+    /// filter (or chain) of this geometry; never a panic.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let (header, chain) = decode_growable::<F, B>(bytes)?;
-        let HasherId::Default(seed) = header.hasher else {
+        let decoded = decode_any::<F, B>(bytes)?;
+        let HasherId::Default(seed) = decoded.hasher else {
             return Err(DecodeError::CustomHasher);
         };
-        Ok(Self::from_chain(chain, DefaultHashBuilder::with_seed(seed)))
+        let hasher = DefaultHashBuilder::with_seed(seed);
+        Ok(Self::from_parts(decoded.chain, decoded.frozen, hasher))
     }
 
     /// Reads one growable filter's encoding from `reader`; see
@@ -549,7 +701,7 @@ impl<F: GrowableFingerprint, const B: usize> GrowableCuckooFilter<F, B, DefaultH
     ///
     /// As `from_bytes`, and [`DecodeError::Io`] if reading fails.
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::from_bytes(&read_kind(reader, &GROWABLE_KINDS)?)
+        Self::from_bytes(&read_kind(reader, &GROWABLE_DECODES)?)
     }
 }
 
@@ -564,11 +716,11 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// As [`from_bytes`](GrowableCuckooFilter::from_bytes), and
     /// [`DecodeError::HasherMismatch`].
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
-        let (header, chain) = decode_growable::<F, B>(bytes)?;
-        if HasherId::of(&hasher) != header.hasher {
+        let decoded = decode_any::<F, B>(bytes)?;
+        if HasherId::of(&hasher) != decoded.hasher {
             return Err(DecodeError::HasherMismatch);
         }
-        Ok(Self::from_chain(chain, hasher))
+        Ok(Self::from_parts(decoded.chain, decoded.frozen, hasher))
     }
 
     /// Reads one growable filter's encoding from `reader`, hashing with `hasher`.
@@ -578,7 +730,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(&read_kind(reader, &GROWABLE_KINDS)?, hasher)
+        Self::from_bytes_with_hasher(&read_kind(reader, &GROWABLE_DECODES)?, hasher)
     }
 }
 

@@ -11,7 +11,8 @@ use crate::hash::DefaultHashBuilder;
 /// Kind byte of a single [`CuckooFilter`](crate::CuckooFilter).
 pub(crate) const KIND_FILTER: u8 = 1;
 
-/// Kind byte of a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter).
+/// Kind byte of a chain of sub-filters, as earlier releases wrote their growable filter
+/// (`format/legacy.rs`): read forever, written only inside kind 5.
 pub(crate) const KIND_CHAINED: u8 = 2;
 
 /// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) whose tables pair
@@ -24,8 +25,21 @@ pub(crate) const KIND_GROWABLE: u8 = 3;
 /// builds. Its layout is kind 3's, with each table's stashed keys after its codes count.
 pub(crate) const KIND_GROWABLE_SHARED: u8 = 4;
 
-/// The kinds of a growable filter's encoding.
+/// Kind byte of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) decoded from a
+/// chain's snapshot (kind 2): the chain's sub-filters, frozen, then the filter's own
+/// tables (`format/growable.rs`).
+pub(crate) const KIND_GROWABLE_WITH_CHAIN: u8 = 5;
+
+/// The kinds of a growable filter's own tables (each table with its words).
 pub(crate) const GROWABLE_KINDS: [u8; 2] = [KIND_GROWABLE, KIND_GROWABLE_SHARED];
+
+/// Every kind a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) decodes.
+pub(crate) const GROWABLE_DECODES: [u8; 4] = [
+    KIND_CHAINED,
+    KIND_GROWABLE,
+    KIND_GROWABLE_SHARED,
+    KIND_GROWABLE_WITH_CHAIN,
+];
 
 pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())

@@ -8,7 +8,7 @@
 //! |---|--:|---|
 //! | 0 | 8 | magic: the bytes `CCFILTER` |
 //! | 8 | 2 | format version: 1 |
-//! | 10 | 1 | kind: 1 = a [`CuckooFilter`](crate::CuckooFilter) (the other kinds: 2 = a [`ChainedCuckooFilter`](crate::ChainedCuckooFilter), `chained.rs`; 3 and 4 = a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), `growable.rs`) |
+//! | 10 | 1 | kind: 1 = a [`CuckooFilter`](crate::CuckooFilter) (the other kinds: 3, 4 and 5 = a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), `growable.rs`; 2 = the chain of sub-filters earlier releases grew, `legacy.rs`) |
 //! | 11 | 1 | fingerprint bits: 8, 16 or 32 |
 //! | 12 | 1 | slots per bucket: 4 or 8 |
 //! | 13 | 1 | hasher: 0 = [`DefaultHashBuilder`](crate::DefaultHashBuilder), 1 = another `BuildHasher` |
@@ -26,13 +26,13 @@
 //! can count the words as it copies them; the decoder counts them again and must agree.
 //! A new field means a new version; version 1 is read forever.
 
-mod chained;
 mod chunks;
 mod decode;
 mod encode;
 mod error;
 mod growable;
 mod header;
+mod legacy;
 #[cfg(feature = "serde")]
 mod serde;
 mod view;

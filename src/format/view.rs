@@ -21,8 +21,11 @@ use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 
 use super::decode::{check_count, checked_any, table_bytes};
-use super::growable::{GrowableTables, Layout, parse_any};
-use super::header::{GROWABLE_KINDS, HasherId, Header, KIND_GROWABLE};
+use super::growable::{GrowableTables, Layout, parse_any, split_with_chain};
+use super::header::{
+    GROWABLE_KINDS, HasherId, Header, KIND_CHAINED, KIND_GROWABLE, KIND_GROWABLE_WITH_CHAIN,
+};
+use super::legacy::{ChainHeader, parse_chain};
 use super::{DecodeError, MAGIC};
 use crate::fingerprint::{Fingerprint, Pair, match_pair, pair_holds};
 use crate::hash::DefaultHashBuilder;
@@ -79,10 +82,12 @@ pub struct FilterView<'a, S = DefaultHashBuilder> {
 }
 
 /// What a snapshot holds: a single filter's table, of the geometry its header records,
-/// or the tables of a growable filter (kind 3 or 4).
+/// the tables of a growable filter (kind 3 or 4), or a chain's sub-filters (kind 2) and
+/// a growable filter's tables after them (kind 5).
 enum Contents<'a> {
     Single(Geometry<'a>),
     Growable(GrowableTables<'a>),
+    WithChain(WithChain<'a>),
 }
 
 /// `$body` with `$table` bound to whichever table `$contents` holds: each kind of
@@ -92,6 +97,7 @@ macro_rules! with_contents {
         match $contents {
             Contents::Single(geometry) => with_table!(geometry, $table => $body),
             Contents::Growable($table) => $body,
+            Contents::WithChain($table) => $body,
         }
     };
 }
@@ -208,13 +214,124 @@ fn u64_le(word: &[u8]) -> u64 {
     u64::from_le_bytes(word.try_into().unwrap())
 }
 
-/// Whether `bytes` begin as an encoding of a growable filter (kind 3 or 4), whose layout
-/// a view reads otherwise than a single filter's.
+/// A chain's sub-filters (kind 2), each a single filter's table read in place, and for a
+/// growable filter that holds them (kind 5) its own tables: a key is asked of the tables
+/// first, then of each sub-filter, newest first, as the filter asks them.
+struct WithChain<'a> {
+    subs: Vec<Geometry<'a>>,
+    tables: Option<GrowableTables<'a>>,
+    /// Fingerprints over the sub-filters and codes over the tables, as the parse counted
+    /// them.
+    occupied: u64,
+}
+
+impl<'a> WithChain<'a> {
+    /// The contents of a kind 2 or kind 5 encoding that must be exactly `bytes`, every
+    /// record checked, and the hasher they were written with.
+    fn parse(bytes: &'a [u8]) -> Result<(HasherId, Self), DecodeError> {
+        if bytes.get(10) == Some(&KIND_CHAINED) {
+            let (header, subs, occupied) = Self::subs(bytes)?;
+            let contents = Self {
+                subs,
+                tables: None,
+                occupied,
+            };
+            return Ok((header.hasher, contents));
+        }
+        let (common, frozen, tables) = split_with_chain(bytes)?;
+        let (header, subs, occupied) = Self::subs(frozen)?;
+        let layout = parse_any(tables)?;
+        let geometry = (
+            u32::from(header.fingerprint_bits),
+            usize::from(header.slots),
+        );
+        if header.hasher != common.hasher
+            || layout.hasher != common.hasher
+            || geometry != (layout.bits, layout.slots)
+        {
+            return Err(DecodeError::InvalidHeader("tables after the chain"));
+        }
+        let tables = GrowableTables::new(layout);
+        let contents = Self {
+            subs,
+            occupied: occupied + tables.occupied(),
+            tables: Some(tables),
+        };
+        Ok((common.hasher, contents))
+    }
+
+    /// A chain's checked header, its sub-filters' tables, and their fingerprints counted
+    /// (each sub-filter's count checked against its record's).
+    fn subs(bytes: &'a [u8]) -> Result<(ChainHeader, Vec<Geometry<'a>>, u64), DecodeError> {
+        let (header, records) = parse_chain(bytes)?;
+        let mut subs = Vec::with_capacity(records.len());
+        let mut occupied = 0;
+        for record in records {
+            let table = Geometry::of(record, &checked_any(record)?)?;
+            let counted = with_table!(&table, t => t.occupied());
+            check_count(record, counted)?;
+            occupied += counted;
+            subs.push(table);
+        }
+        Ok((header, subs, occupied))
+    }
+
+    fn holds(&self, hash: u64) -> bool {
+        self.tables
+            .as_ref()
+            .is_some_and(|tables| tables.holds(hash))
+            || self
+                .subs
+                .iter()
+                .rev()
+                .any(|sub| with_table!(sub, t => t.holds(hash)))
+    }
+
+    fn count(&self, hash: u64) -> usize {
+        let tables = self.tables.as_ref().map_or(0, |tables| tables.count(hash));
+        let subs: usize = self
+            .subs
+            .iter()
+            .map(|sub| with_table!(sub, t => t.count(hash)))
+            .sum();
+        tables + subs
+    }
+
+    fn buckets(&self) -> usize {
+        let tables = self.tables.as_ref().map_or(0, GrowableTables::buckets);
+        let subs: usize = self
+            .subs
+            .iter()
+            .map(|sub| with_table!(sub, t => t.buckets()))
+            .sum();
+        tables + subs
+    }
+
+    fn fingerprint_bits(&self) -> u32 {
+        with_table!(&self.subs[0], t => t.fingerprint_bits())
+    }
+
+    fn slots(&self) -> usize {
+        with_table!(&self.subs[0], t => t.slots())
+    }
+}
+
+/// Whether `bytes` begin as an encoding of a growable filter's tables (kind 3 or 4),
+/// whose layout a view reads otherwise than a single filter's.
 fn is_growable(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC)
         && bytes
             .get(10)
             .is_some_and(|kind| GROWABLE_KINDS.contains(kind))
+}
+
+/// Whether `bytes` begin as an encoding that holds a chain's sub-filters (kind 2 or 5).
+fn holds_a_chain(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+        && matches!(
+            bytes.get(10),
+            Some(&KIND_CHAINED | &KIND_GROWABLE_WITH_CHAIN)
+        )
 }
 
 impl<'a> FilterView<'a> {
@@ -226,14 +343,24 @@ impl<'a> FilterView<'a> {
     ///
     /// As [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), or
     /// [`GrowableCuckooFilter::from_bytes`](crate::GrowableCuckooFilter::from_bytes) for
-    /// a growable filter's snapshot (kind 3 or 4), except that no geometry is a
-    /// [`DecodeError::GeometryMismatch`]: among others, [`DecodeError::UnsupportedKind`]
-    /// for a snapshot of another structure (a
-    /// [`ChainedCuckooFilter`](crate::ChainedCuckooFilter)'s is kind 2),
+    /// a growable filter's snapshot (kinds 2 to 5: a view also reads the snapshots of the
+    /// chains of sub-filters earlier releases grew by, of any geometry), except that no
+    /// geometry is a [`DecodeError::GeometryMismatch`]: among others,
+    /// [`DecodeError::UnsupportedKind`] for a snapshot of another structure,
     /// [`DecodeError::UnsupportedGeometry`] for a geometry this crate does not build,
     /// [`DecodeError::CustomHasher`] for a filter written with another hasher (open it
     /// with [`with_hasher`](FilterView::with_hasher)). Never a panic.
     pub fn new(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        if holds_a_chain(bytes) {
+            let (hasher, contents) = WithChain::parse(bytes)?;
+            let HasherId::Default(seed) = hasher else {
+                return Err(DecodeError::CustomHasher);
+            };
+            return Ok(Self::with_chain(
+                contents,
+                DefaultHashBuilder::with_seed(seed),
+            ));
+        }
         if is_growable(bytes) {
             let layout = parse_any(bytes)?;
             let HasherId::Default(seed) = layout.hasher else {
@@ -277,6 +404,13 @@ impl<'a, S: BuildHasher + 'static> FilterView<'a, S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_hasher(bytes: &'a [u8], hasher: S) -> Result<Self, DecodeError> {
+        if holds_a_chain(bytes) {
+            let (recorded, contents) = WithChain::parse(bytes)?;
+            if HasherId::of(&hasher) != recorded {
+                return Err(DecodeError::HasherMismatch);
+            }
+            return Ok(Self::with_chain(contents, hasher));
+        }
         if is_growable(bytes) {
             let layout = parse_any(bytes)?;
             if HasherId::of(&hasher) != layout.hasher {
@@ -287,6 +421,15 @@ impl<'a, S: BuildHasher + 'static> FilterView<'a, S> {
         let header = checked_any(bytes)?;
         header.check_hasher(&hasher)?;
         Self::build(bytes, &header, hasher)
+    }
+
+    /// The view of a checked chain, or a growable filter that holds one.
+    fn with_chain(contents: WithChain<'a>, hasher: S) -> Self {
+        Self {
+            len: contents.occupied as usize,
+            table: Contents::WithChain(contents),
+            hasher,
+        }
     }
 
     /// The view of a checked growable encoding.
@@ -386,7 +529,8 @@ impl<S> FilterView<'_, S> {
     /// # Errors
     ///
     /// [`DecodeError::GeometryMismatch`] if the snapshot's geometry is not `F` × `B`;
-    /// [`DecodeError::UnsupportedKind`] for a growable filter's snapshot.
+    /// [`DecodeError::UnsupportedKind`] for a growable filter's snapshot (the kind of its
+    /// tables, or 5 for one that holds an older chain's sub-filters, as kind 2 views do).
     ///
     /// ```
     /// use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, FilterView};
@@ -411,8 +555,12 @@ impl<S> FilterView<'_, S> {
         if expected != found {
             return Err(DecodeError::GeometryMismatch { expected, found });
         }
-        let Contents::Single(geometry) = &self.table else {
-            return Err(DecodeError::UnsupportedKind(KIND_GROWABLE));
+        let geometry = match &self.table {
+            Contents::Single(geometry) => geometry,
+            Contents::Growable(_) => return Err(DecodeError::UnsupportedKind(KIND_GROWABLE)),
+            Contents::WithChain(_) => {
+                return Err(DecodeError::UnsupportedKind(KIND_GROWABLE_WITH_CHAIN));
+            }
         };
         let (words, indexer) = with_table!(geometry, t => (t.words, t.indexer));
         Ok(TypedFilterView {

@@ -72,9 +72,10 @@
 //! - **client us/op**: 1 / throughput, what a command costs as the clients see it with
 //!   `C` connections and pipelines of `P` (not a latency).
 //! - **in-process ns add / exists** (this module's rows only): the same items inserted
-//!   into, and the same lookups made on, the library's `ChainedCuckooFilter` (16- or
-//!   8-bit fingerprints, 4 slots, capacity `N`) in this process on one thread: what the
-//!   filter itself costs within the server's `usec_per_call`.
+//!   into, and the same lookups made on, the library's `GrowableCuckooFilter` (16- or
+//!   8-bit fingerprints, 4 slots, capacity `N`), which every key of the module holds, in
+//!   this process on one thread: what the filter itself costs within the server's
+//!   `usec_per_call`.
 //!
 //! The ratio table divides this module's figures by RedisBloom's: above 1 is faster for
 //! throughput; below 1 is smaller for bytes/item.

@@ -4,7 +4,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use concurrent_cuckoo_filter::{ChainedCuckooFilter, Fingerprint};
+use concurrent_cuckoo_filter::{GrowableCuckooFilter, GrowableFingerprint};
 use redis::{Connection, ConnectionLike, Value};
 
 use crate::client::{
@@ -182,14 +182,14 @@ fn in_process(bits: u32, workload: &Workload, samples: usize) -> Result<[f64; 2]
     let runs = (0..samples)
         .map(|_| match bits {
             8 => time_filter(
-                ChainedCuckooFilter::builder()
+                GrowableCuckooFilter::builder()
                     .fingerprint::<u8>()
                     .capacity(capacity)
                     .build(),
                 workload,
             ),
             _ => time_filter(
-                ChainedCuckooFilter::builder().capacity(capacity).build(),
+                GrowableCuckooFilter::builder().capacity(capacity).build(),
                 workload,
             ),
         })
@@ -201,8 +201,8 @@ fn in_process(bits: u32, workload: &Workload, samples: usize) -> Result<[f64; 2]
 }
 
 /// ns per insert of every item and per lookup of every lookup, on one thread.
-fn time_filter<F: Fingerprint>(
-    filter: std::result::Result<ChainedCuckooFilter<F>, concurrent_cuckoo_filter::BuildError>,
+fn time_filter<F: GrowableFingerprint>(
+    filter: std::result::Result<GrowableCuckooFilter<F>, concurrent_cuckoo_filter::BuildError>,
     workload: &Workload,
 ) -> Result<[f64; 2]> {
     let filter = filter.map_err(|e| format!("in-process filter: {e}"))?;
