@@ -3,6 +3,7 @@
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
+use super::fill::shards_for;
 use super::tags::Tags;
 use super::{RecentFilter, SLOTS};
 use crate::builder::{buckets_at_load, checked_buckets, checked_stripes, default_stripes};
@@ -43,6 +44,7 @@ pub struct RecentBuilder<F = u16, S = DefaultHashBuilder> {
     window: Option<usize>,
     generations: usize,
     stripes: Option<usize>,
+    count_shards: Option<usize>,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -54,6 +56,7 @@ impl RecentBuilder {
             window: None,
             generations: DEFAULT_GENERATIONS,
             stripes: None,
+            count_shards: None,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -90,12 +93,23 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         self
     }
 
+    /// Counts the generations in `shards` shards (a power of two) instead of one per
+    /// core: lets the loom models give each of two threads its own shard in a tiny
+    /// table. Test-only; not part of the API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn count_shards(mut self, shards: usize) -> Self {
+        self.count_shards = Some(shards.next_power_of_two());
+        self
+    }
+
     /// Hashes keys with `hasher`.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> RecentBuilder<F, T> {
         RecentBuilder {
             window: self.window,
             generations: self.generations,
             stripes: self.stripes,
+            count_shards: self.count_shards,
             hasher,
             _fingerprint: PhantomData,
         }
@@ -107,6 +121,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             window: self.window,
             generations: self.generations,
             stripes: self.stripes,
+            count_shards: self.count_shards,
             hasher: self.hasher,
             _fingerprint: PhantomData,
         }
@@ -140,11 +155,13 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         // entries) gets one stripe per 16 buckets.
         let stripes = checked_stripes(self.stripes, default_stripes(buckets))?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
+        let count_shards = self.count_shards.unwrap_or_else(|| shards_for(buckets));
         Ok(RecentFilter::from_parts(
             raw,
             self.hasher,
             tags,
             generation_len,
+            count_shards,
         ))
     }
 }

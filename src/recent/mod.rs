@@ -6,29 +6,52 @@
 //! The window is made of `G` generations of `g` keys each, all in one cuckoo table; each
 //! slot carries its generation's tag (see `tags.rs`). Inserts go to the current
 //! generation. When it holds `g` keys (inserts into it, less its keys taken or removed
-//! since), the oldest generation is emptied and becomes the current one: a *slide*. So
-//! every generation takes at least `g` inserts, the filter holds at most `G·g` keys, the
-//! table is sized for `G·g` at 92% load, and no insert ever has to fail.
+//! since), the window *closes* it: the oldest generation is forgotten at once (lookups
+//! and writers treat its slots as empty from then on), and writers empty its slots a
+//! chunk at a time (`sweep.rs`); when the last is empty, the window *opens* that tag as
+//! the new current generation (`window.rs`). Until then the closed generation goes on
+//! taking inserts. So every generation takes at least `g` inserts, and no insert ever
+//! has to fail.
+//!
+//! How many more than `g`: the counts are kept in per-thread shards (`fill.rs`). With
+//! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
+//! the inserts in flight later. Then it takes the inserts made while the one before it
+//! is swept: each write in that time sweeps a chunk of 1,024 table words, so about one
+//! insert per chunk (none below about 3,700 keys of window at 16-bit fingerprints, where
+//! the sweep is a single chunk that the closing insert does itself; 0.1% of `g` at 4 M
+//! keys), and never more than `g / 128`: past that, writers help the sweep to its end or
+//! wait for it (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92%
+//! load, with room for both.
 //!
 //! # Concurrency
 //!
-//! - Lookups are the core filter's validated lock-free reads, with the tags masked off.
-//! - Writers lock the key's bucket pair, as `insert_unique` does, so checking for the key
-//!   and changing it is one atomic step (`take`, `admit`).
-//! - A slide locks every stripe, sweeps the table once and changes the current
-//!   generation under those locks; so a writer, which reads the current generation
-//!   under its own stripe lock, always tags its key with the generation current at the
-//!   moment it stores it, never with one being emptied. Lookups do not wait for a slide:
-//!   it only empties slots of the oldest generation, one atomic word store at a time, and
-//!   no kick can move anything while it holds the locks. Writers wait for one sweep.
+//! - A slide takes no lock: a close and an open are one compare-and-swap of the window
+//!   each, and the sweep locks one column of at most 8 stripes at a time, never all.
+//! - Writers lock the key's bucket pair, as `insert_unique` does, so checking for the
+//!   key and changing it is one atomic step (`take`, `admit`), and read the window under
+//!   that lock: every earlier write to those buckets (a sweep's too) passed the lock, so
+//!   the window read is at least as new as the one each of their slots was written
+//!   under. While sweeping, they empty the forgotten slots of their own buckets first.
+//!   An insert takes effect, for the window's order, where it read the window: every key
+//!   of a generation was read under that generation's tag before the next one opened,
+//!   so before every key of the next generations. A key stored under a tag that a slide
+//!   then closes belongs to the older generation, whose keys the guarantee counts from
+//!   there.
+//! - Lookups are the core filter's validated lock-free reads, which skip slots of the
+//!   forgotten generation while a sweep runs. They read the window before and after the
+//!   buckets, like a seqlock's stamp: the second read is at least as new as the window
+//!   of every slot they saw, so if the two agree the slots were judged by the right
+//!   tags; otherwise (a close or an open ran during the read, twice a generation) they
+//!   read again.
 
 mod builder;
+mod fill;
+mod sweep;
 mod tags;
+mod window;
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
-
-use crossbeam_utils::CachePadded;
 
 pub use builder::{DEFAULT_GENERATIONS, RecentBuilder};
 
@@ -39,9 +62,12 @@ use crate::kick::{MAX_SEARCHES, Tree};
 use crate::raw::RawFilter;
 use crate::stats::{Stats, false_positive_bound};
 use crate::stripe::{Locked, PairGuard};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, Backoff, Ordering, fence};
 use crate::table::Table;
-use tags::{Tags, untag_pair};
+use fill::FillCounts;
+use sweep::SweepSchedule;
+use tags::{Tags, holds_live, untag_pair};
+use window::Window;
 
 /// Slots per bucket: 4, the densest geometry at 16-bit fingerprints.
 const SLOTS: usize = 4;
@@ -77,48 +103,20 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     tags: Tags,
     /// Inserts per generation.
     generation_len: usize,
-    /// An [`Epoch`]: the slides so far and the current generation's tag. Changed only by
-    /// a slide, under every stripe lock, so a writer reads it under its own lock.
-    epoch: AtomicU64,
-    /// Keys the current generation holds: inserts into it less its keys forgotten since;
-    /// changed under a stripe lock and reset by a slide. On its own line, out of the
-    /// struct: every insert writes it, and inline its padding made the struct 384 bytes
-    /// instead of 184 (a sixth of a 100-entry ghost).
-    filled: Box<CachePadded<AtomicUsize>>,
+    /// The [`Window`]: which generation is current, and which is being forgotten. Read
+    /// by every lookup after its buckets, and by every writer under its pair lock;
+    /// written only by a close and an open, each a compare-and-swap.
+    window: AtomicU64,
+    /// Keys each generation holds, in per-thread shards, each on its own line.
+    fill: FillCounts,
+    /// The sweep of a forgotten generation: its chunks and its progress.
+    sweep: SweepSchedule,
     early_slides: AtomicU64,
+    repeated_sweeps: AtomicU64,
 }
-
-/// The window's position: the slides so far, and the current generation's tag (the
-/// slides modulo the generations) in its low bits. A count, not just the tag, so that a
-/// slide asked for by a writer that stalled while the window went round can tell that
-/// it is stale; the tag kept beside it, so that a writer finds it without a division.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Epoch(u64);
-
-impl Epoch {
-    /// Bits of the tag: room for `MAX_GENERATIONS` tags.
-    const TAG_BITS: u32 = 4;
-
-    fn slides(self) -> u64 {
-        self.0 >> Self::TAG_BITS
-    }
-
-    /// The current generation's tag.
-    #[inline]
-    fn generation(self) -> u64 {
-        self.0 & ((1 << Self::TAG_BITS) - 1)
-    }
-
-    /// The epoch after one more slide, with `generations` generations.
-    fn next(self, generations: usize) -> Self {
-        let slides = self.slides() + 1;
-        Self((slides << Self::TAG_BITS) | (slides % generations as u64))
-    }
-}
-
-const _: () = assert!(tags::MAX_GENERATIONS <= 1 << Epoch::TAG_BITS);
 
 /// What a writer found and did under its pair lock.
+#[derive(Clone, Copy)]
 enum Step {
     /// The key was already there, in the current generation.
     Current,
@@ -128,17 +126,21 @@ enum Step {
     Stored,
     /// The key was there and has been forgotten.
     Forgotten,
+    /// The key is not there, and `take` leaves it so.
+    Absent,
     /// The key is not there and both its buckets are full.
     Full,
 }
 
-/// What a writer does with a key it finds.
+/// What a writer does with a key it finds, and without it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum OnHit {
-    /// Move it into the current generation (`insert`).
+    /// Move it into the current generation, or store it (`insert`).
     Refresh,
-    /// Forget it (`admit`).
+    /// Forget it, or store it (`admit`).
     Forget,
+    /// Forget it, or do nothing (`take`).
+    Take,
 }
 
 impl RecentFilter {
@@ -167,16 +169,20 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         hasher: S,
         tags: Tags,
         generation_len: usize,
+        count_shards: usize,
     ) -> Self {
         raw.untag = tags.untag();
+        let sweep = SweepSchedule::new(raw.table.words(), raw.stripes.len());
         Self {
             raw,
             hasher,
             tags,
             generation_len,
-            epoch: AtomicU64::new(0),
-            filled: Box::new(CachePadded::new(AtomicUsize::new(0))),
+            window: AtomicU64::new(Window::START.0),
+            fill: FillCounts::new(count_shards, generation_len),
+            sweep,
             early_slides: AtomicU64::new(0),
+            repeated_sweeps: AtomicU64::new(0),
         }
     }
 
@@ -212,14 +218,64 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// [`contains`](Self::contains) for a key hashed with [`hash`](Self::hash).
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
+        let before = self.window.load(Ordering::Relaxed);
         let c = self.locate(hash);
-        // By value: captured fields of `self` would be reloaded through it.
+        // By value, and only the words the probe needs: captured fields of `self` would
+        // be reloaded through it, and a larger capture goes through the stack.
         let (fp, untagged_bits) = (c.fp, self.tags.untagged_bits());
+        // Every answer validated, a hit too: the window read after it must be at least
+        // as new as the slot's writer's, which only a read ordered after that writer's
+        // store guarantees.
+        let hit = if Window(before).is_sweeping() {
+            self.holds_live(hash, Window(before))
+        } else {
+            self.raw.read(
+                c,
+                move |pair| pair_holds::<F>(&untag_pair::<F>(pair, untagged_bits), fp, SLOTS),
+                |_| false,
+            )
+        };
+        // The window read again after the buckets, like a seqlock's stamp: at least as
+        // new as every writer's of the slots read (see the module's notes on
+        // concurrency). If it is the one the slots were judged by, the answer stands;
+        // otherwise a close or an open ran meanwhile (twice a generation), and the
+        // lookup is made again. On x86 the fence is no instruction, only an order the
+        // compiler keeps.
+        fence(Ordering::Acquire);
+        if self.window.load(Ordering::Relaxed) == before {
+            return hit;
+        }
+        self.contains_while_sliding(hash)
+    }
+
+    /// Whether `hash`'s buckets hold its fingerprint in a generation that `window` does
+    /// not forget, on a validated read of them: the lookup while a sweep runs (a second
+    /// compare, of the slots' tags with the forgotten one). The hash, not its located
+    /// candidates: those would be kept on the stack across the common path for this call.
+    #[cold]
+    #[inline(never)]
+    fn holds_live(&self, hash: u64, window: Window) -> bool {
+        let c = self.locate(hash);
+        let (fp, untagged_bits, dead) = (c.fp, self.tags.untagged_bits(), window.dead_lane());
         self.raw.read(
             c,
-            move |pair| pair_holds::<F>(&untag_pair::<F>(pair, untagged_bits), fp, SLOTS),
-            |&hit| hit,
+            move |pair| holds_live::<F>(pair, fp, untagged_bits, dead),
+            |_| false,
         )
+    }
+
+    /// [`contains_hash`](Self::contains_hash) when the window moved during the read.
+    #[cold]
+    #[inline(never)]
+    fn contains_while_sliding(&self, hash: u64) -> bool {
+        loop {
+            let before = self.window.load(Ordering::Relaxed);
+            let hit = self.holds_live(hash, Window(before));
+            fence(Ordering::Acquire);
+            if self.window.load(Ordering::Relaxed) == before {
+                return hit;
+            }
+        }
     }
 
     /// Records `key` as seen now. Never fails: if the window is full, its oldest
@@ -259,11 +315,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
 
     /// [`take`](Self::take) for a key hashed with [`hash`](Self::hash).
     pub fn take_hash(&self, hash: u64) -> bool {
-        let c = self.locate(hash);
-        self.raw.prefetch(c); // as in `write`
-        let guard = self.raw.lock_candidates(c);
-        let pair = self.raw.table.load_pair(c.i1, c.i2);
-        self.forget_first(&guard, c, self.matches(&pair, c))
+        matches!(self.write(self.locate(hash), OnHit::Take), Step::Forgotten)
     }
 
     /// Forgets one copy of `key`; false if it was not in the window. The same atomic step
@@ -277,35 +329,16 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         self.take_hash(hash)
     }
 
-    /// Empties the first slot of `hits` (of `c`'s pair, whose lock `guard` holds). A key
-    /// of the current generation gives its room back to it: a generation is full when it
-    /// *holds* its share of the window, so a doorkeeper whose keys are admitted (and
-    /// forgotten) soon after they are recorded still remembers a whole window of others.
-    fn forget_first(&self, guard: &PairGuard<'_>, c: Candidates, hits: SlotMask) -> bool {
-        let Some(hit) = hits.first() else {
-            return false;
-        };
-        let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
-        let tag = self.tags.tag_of(self.raw.table.slot(bucket, slot));
-        self.raw.table.set_slot(bucket, slot, 0);
-        guard.count_removed(self.raw.stripe_of(bucket));
-        // The epoch is stable under the pair lock, as in `write`.
-        if tag == self.epoch().generation() {
-            let _ = self
-                .filled
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-        }
-        true
-    }
-
-    /// The window's position now (stable while any stripe lock is held).
+    /// The window's position now.
     #[inline]
-    fn epoch(&self) -> Epoch {
-        Epoch(self.epoch.load(Ordering::Relaxed))
+    fn position(&self) -> Window {
+        Window(self.window.load(Ordering::Relaxed))
     }
 
-    /// Stores `c` in the current generation (or, found and `Forget`, forgets it), making
-    /// room by kicking, and sliding the window if even that fails.
+    /// Stores `c` in the current generation (or, found and `Forget`/`Take`, forgets it),
+    /// making room by kicking, and forgetting the oldest generation early if even that
+    /// fails; then closes the window if this filled the generation, and sweeps a chunk if
+    /// the window is sweeping.
     fn write(&self, c: Candidates, on_hit: OnHit) -> Step {
         // The buckets' cache misses overlap the lock's atomic instructions instead of
         // following them inside the critical section.
@@ -313,18 +346,27 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         let mut nodes = Tree::new();
         let mut searches = 0;
         loop {
-            let (step, epoch, generation_full) = {
+            let (step, look, seen) = {
                 let guard = self.raw.lock_candidates(c);
-                // Stable while any stripe lock is held: a slide holds them all.
-                let epoch = self.epoch();
-                let step = self.write_locked(&guard, c, epoch.generation(), on_hit);
+                // At least as new as every write to these buckets, which all passed
+                // this lock.
+                let seen = self.position();
+                if let Some(dead) = seen.dead_tag() {
+                    self.reclaim(&guard, c, dead);
+                }
+                let step = self.write_locked(&guard, c, seen.tag(), on_hit);
                 let counted = matches!(step, Step::Refreshed | Step::Stored);
-                let generation_full = counted
-                    && self.filled.fetch_add(1, Ordering::Relaxed) + 1 >= self.generation_len;
-                (step, epoch, generation_full)
+                (
+                    step,
+                    counted && self.fill.added(seen.tag(), seen.opened()),
+                    seen,
+                )
             };
-            if generation_full {
-                self.slide(epoch, false);
+            if look {
+                self.look(seen);
+            }
+            if self.position().is_sweeping() {
+                self.help_sweep();
             }
             if !matches!(step, Step::Full) {
                 return step;
@@ -342,30 +384,31 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
                 // No path, or concurrent writers keep taking the room: the table holds
                 // more than the sizing allows for. Forget the oldest generation early.
                 searches = 0;
-                self.slide(epoch, true);
+                self.forget_early();
             }
         }
     }
 
-    /// The locked part of [`write`](Self::write): `generation` is the current one.
-    fn write_locked(
-        &self,
-        guard: &PairGuard<'_>,
-        c: Candidates,
-        generation: u64,
-        on_hit: OnHit,
-    ) -> Step {
+    /// The locked part of [`write`](Self::write): `tag` is the current generation's.
+    fn write_locked(&self, guard: &PairGuard<'_>, c: Candidates, tag: u64, on_hit: OnHit) -> Step {
         let pair = self.raw.table.load_pair(c.i1, c.i2);
         let hits = self.matches(&pair, c);
-        if on_hit == OnHit::Forget && self.forget_first(guard, c, hits) {
+        if on_hit != OnHit::Refresh && self.forget_first(guard, c, hits) {
             return Step::Forgotten;
         }
-        let tagged = c.fp | generation;
+        if on_hit == OnHit::Take {
+            return Step::Absent;
+        }
+        let tagged = c.fp | tag;
         if let Some(hit) = hits.first() {
             if match_pair::<F>(&pair, tagged, SLOTS).any() {
                 return Step::Current;
             }
             let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
+            // Counted out of its old generation before the slot changes (see
+            // `FillCounts::removed`).
+            self.fill
+                .removed(self.tags.tag_of(self.raw.table.slot(bucket, slot)), 1);
             self.raw.table.set_slot(bucket, slot, tagged);
             return Step::Refreshed;
         }
@@ -379,46 +422,113 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         Step::Stored
     }
 
-    /// Empties the oldest generation and makes it the current one, unless another slide
-    /// already moved on from epoch `seen`. Holds every stripe lock for one sweep of the
-    /// table.
+    /// This writer's shard has counted enough of generation `window.tag()` to look at the
+    /// sum: closes the generation if it holds its share, or, if it is closed already and
+    /// has taken its overflow limit (`FillCounts::overflow_limit`), helps the sweep to its
+    /// end and waits for it.
     #[cold]
-    fn slide(&self, seen: Epoch, early: bool) {
-        let all = self.raw.stripes.lock_all();
-        if self.epoch() != seen {
-            return;
-        }
-        let next_epoch = seen.next(self.tags.generations());
-        let next = next_epoch.generation();
-        let mut removed = vec![0usize; self.raw.stripes.len()];
-        for index in 0..self.raw.table.words() {
-            let word = self.raw.table.load_word(index);
-            let kept = self.tags.clear_tag::<F>(word, next);
-            if kept != word {
-                self.raw.table.store_word(index, kept);
-                let stripe = self
-                    .raw
-                    .stripes
-                    .of_word(Table::<F, SLOTS>::bucket_word_of(index));
-                removed[stripe] += Table::<F, SLOTS>::emptied_in_word(word, kept) as usize;
+    #[inline(never)]
+    fn look(&self, window: Window) {
+        let (tag, opened) = (window.tag(), window.opened());
+        let share = self.fill.generation_len();
+        if !window.is_sweeping() {
+            if self.fill.reached(tag, opened, share) {
+                self.close(window, false);
+            }
+        } else if self
+            .fill
+            .reached(tag, opened, share + self.fill.overflow_limit())
+        {
+            let backoff = Backoff::new();
+            while self.position() == window {
+                if !self.help_sweep() {
+                    backoff.snooze();
+                }
             }
         }
-        for (stripe, &count) in removed.iter().enumerate() {
-            if count > 0 {
-                all.count_removed(stripe, count);
+    }
+
+    /// Empties the slots of `c`'s two buckets that carry the forgotten generation's tag
+    /// `dead`, under their pair lock, so that the writer finds room and no stale match.
+    /// Each is counted out first (see `FillCounts::removed`).
+    fn reclaim(&self, guard: &PairGuard<'_>, c: Candidates, dead: u64) {
+        let bucket_words = (SLOTS * F::BITS as usize).div_ceil(64);
+        for bucket in [c.i1, c.i2] {
+            let first = Table::<F, SLOTS>::word_of(bucket);
+            for index in first..first + bucket_words {
+                let word = self.raw.table.load_word(index);
+                let kept = self.tags.clear_tag::<F>(word, dead);
+                if kept != word {
+                    let emptied = Table::<F, SLOTS>::emptied_in_word(word, kept);
+                    self.fill.removed(dead, u64::from(emptied));
+                    self.raw.table.store_word(index, kept);
+                    let stripe = self.raw.stripe_of(bucket);
+                    for _ in 0..emptied {
+                        guard.count_removed(stripe);
+                    }
+                }
             }
         }
-        self.filled.store(0, Ordering::Relaxed);
-        self.epoch.store(next_epoch.0, Ordering::Relaxed);
+    }
+
+    /// Empties the first slot of `hits` (of `c`'s pair, whose lock `guard` holds). A key
+    /// of the current generation gives its room back to it: a generation is full when it
+    /// *holds* its share of the window, so a doorkeeper whose keys are admitted (and
+    /// forgotten) soon after they are recorded still remembers a whole window of others.
+    fn forget_first(&self, guard: &PairGuard<'_>, c: Candidates, hits: SlotMask) -> bool {
+        let Some(hit) = hits.first() else {
+            return false;
+        };
+        let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
+        let tag = self.tags.tag_of(self.raw.table.slot(bucket, slot));
+        self.fill.removed(tag, 1);
+        self.raw.table.set_slot(bucket, slot, 0);
+        guard.count_removed(self.raw.stripe_of(bucket));
+        true
+    }
+
+    /// Closes generation `open.tag()` (the window must still be `open`): the oldest is
+    /// forgotten and its sweep begins. False if another writer moved the window first.
+    #[cold]
+    fn close(&self, open: Window, early: bool) -> bool {
+        let closed = open.closed(self.tags.generations());
+        if self
+            .window
+            .compare_exchange(open.0, closed.0, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
         if early {
             self.early_slides.fetch_add(1, Ordering::Relaxed);
+        }
+        self.sweep.start();
+        true
+    }
+
+    /// No room for a key even by kicking: forgets the oldest generation now, or if that
+    /// is under way already, helps its sweep (which frees slots) or waits for it.
+    #[cold]
+    fn forget_early(&self) {
+        let window = self.position();
+        if window.is_sweeping() {
+            if !self.help_sweep() {
+                Backoff::new().snooze();
+            }
+        } else {
+            self.close(window, true);
         }
     }
 
     /// Keys held now (exact when no writer is active): between `(G − 1)/G` of the
     /// window and the window, less those taken or removed.
     pub fn len(&self) -> usize {
-        self.raw.len()
+        let dead = self.position().dead_tag();
+        let held: i64 = (0..self.tags.generations() as u64)
+            .filter(|&tag| Some(tag) != dead)
+            .map(|tag| self.fill.held(tag))
+            .sum();
+        held.max(0) as usize
     }
 
     /// True if no key is held.
@@ -445,7 +555,8 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Bytes the filter occupies, all of it: fixed when it is made.
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<Self>()
-            + std::mem::size_of::<CachePadded<AtomicUsize>>()
+            + self.fill.memory_usage()
+            + self.sweep.memory_usage()
             + self.raw.memory_usage()
     }
 
@@ -462,15 +573,18 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
 
     /// The table's figures and the window's.
     pub fn stats(&self) -> RecentStats {
+        let position = self.position();
         let mut table = self.raw.stats(std::mem::size_of::<Self>());
         table.false_positive_bound = self.false_positive_bound();
         RecentStats {
             table,
             window: self.window(),
             generations: self.generations(),
-            current_generation_len: self.filled.load(Ordering::Relaxed),
-            slides: self.epoch().slides(),
+            current_generation_len: self.fill.held(position.tag()).max(0) as usize,
+            slides: position.opened(),
+            forgetting: position.is_sweeping(),
             early_slides: self.early_slides.load(Ordering::Relaxed),
+            repeated_sweeps: self.repeated_sweeps.load(Ordering::Relaxed),
         }
     }
 }
@@ -488,12 +602,19 @@ pub struct RecentStats {
     pub generations: usize,
     /// Keys the current generation holds (inserts into it less those forgotten since).
     pub current_generation_len: usize,
-    /// Times the window slid.
+    /// Times the window slid: generations opened after the first.
     pub slides: u64,
+    /// Whether the oldest generation is being forgotten now: its slots already count as
+    /// empty, and writers are emptying them (the current generation still takes the
+    /// inserts until they are done).
+    pub forgetting: bool,
     /// Slides forced by an insert that found no room (the oldest generation forgotten
     /// before its time). The table is sized so that this does not happen; a non-zero
     /// count means more keys were held than the sizing allows for.
     pub early_slides: u64,
+    /// Sweeps of a forgotten generation that had to go through the table again, because
+    /// a kick carried one of its keys from a line not yet swept into one already swept.
+    pub repeated_sweeps: u64,
 }
 
 impl<F: Fingerprint, S: BuildHasher> fmt::Debug for RecentFilter<F, S> {
