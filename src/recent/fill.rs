@@ -20,7 +20,7 @@
 use crossbeam_utils::CachePadded;
 
 use super::tags::MAX_GENERATIONS;
-use crate::sync::{AtomicU64, Ordering, thread_hint};
+use crate::sync::{AtomicU64, Ordering, fence, thread_hint};
 
 /// Shards at most: more than the threads that write at once gains nothing.
 const MAX_SHARDS: usize = 64;
@@ -147,6 +147,11 @@ impl FillCounts {
     /// includes, so the sum is at most the adds made (forgets only lower it).
     #[cold]
     pub(crate) fn reached(&self, tag: u64, opened: u64, limit: i64) -> bool {
+        // Of two writers that each add to their own shard and then look, at least one
+        // sees the other's add: without it, both could read the sum from before the
+        // other's add and neither close a generation they filled together (the two
+        // `SeqCst` fences order each add before the other's look or after it).
+        fence(Ordering::SeqCst);
         let sum = self.held(tag);
         if sum >= limit {
             return true;

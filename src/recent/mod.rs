@@ -624,3 +624,59 @@ impl<F: Fingerprint, S: BuildHasher> fmt::Debug for RecentFilter<F, S> {
             .finish_non_exhaustive()
     }
 }
+
+/// Introspection for the loom models and tests (feature `test-hooks`); not part of the
+/// API.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
+    /// `(fingerprint, first bucket, second bucket)` of a pre-hashed key.
+    pub fn debug_candidates(&self, hash: u64) -> (u64, usize, usize) {
+        let c = self.locate(hash);
+        (c.fp, c.i1, c.i2)
+    }
+
+    /// `(slides, forgetting)` of [`stats`](Self::stats), without the table's figures
+    /// (which sum every stripe): cheap enough to call after every insert.
+    pub fn debug_window(&self) -> (u64, bool) {
+        let window = self.position();
+        (window.opened(), window.is_sweeping())
+    }
+
+    /// Closes the current generation now, as a full one is closed: its sweep starts, and
+    /// nothing of it is swept yet. False if the window is sweeping already.
+    pub fn debug_close(&self) -> bool {
+        let window = self.position();
+        !window.is_sweeping() && self.close(window, false)
+    }
+
+    /// The tags of the slots that hold `hash`'s fingerprint, as a mask (bit `t` for tag
+    /// `t`), whatever their generation.
+    pub fn debug_tags_of(&self, hash: u64) -> u32 {
+        let c = self.locate(hash);
+        let pair = self.raw.table.load_pair(c.i1, c.i2);
+        let mut hits = self.matches(&pair, c).0;
+        let mut tags = 0;
+        while hits != 0 {
+            let hit = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
+            let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
+            tags |= 1 << self.tags.tag_of(self.raw.table.slot(bucket, slot));
+        }
+        tags
+    }
+
+    /// Occupied slots per generation tag, counted in the table itself (a forgotten
+    /// generation's slots not yet swept included).
+    pub fn debug_tag_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.tags.generations()];
+        for bucket in 0..self.raw.indexer.buckets() {
+            for slot in self.raw.table.load_bucket(bucket) {
+                if slot != 0 {
+                    counts[self.tags.tag_of(slot) as usize] += 1;
+                }
+            }
+        }
+        counts
+    }
+}

@@ -111,12 +111,7 @@ impl SweepSchedule {
             if next >= self.chunks {
                 return None;
             }
-            match claimed.compare_exchange_weak(
-                seen,
-                seen + 1,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
+            match claimed.compare_exchange(seen, seen + 1, Ordering::Acquire, Ordering::Acquire) {
                 Ok(_) => return Some(Chunk { round, index: next }),
                 Err(now) => seen = now,
             }
