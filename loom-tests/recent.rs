@@ -1,5 +1,7 @@
 //! Models of `RecentFilter`'s sliding window, all on a window of 4 keys in 2 generations
 //! of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one stripe each.
+//! Models (j) and (j4) sweep the table as a large one is swept (a column of stripes at a
+//! time), (j2) and (j3) as a table this small is (whole, under every stripe lock).
 //!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
@@ -18,16 +20,20 @@ use concurrent_cuckoo_filter::RecentFilter;
 use loom::sync::Arc;
 use loom::thread;
 
-/// The window every model slides: 4 keys in 2 generations, 4 buckets, 4 stripes.
-fn window() -> Arc<RecentFilter> {
-    Arc::new(
-        RecentFilter::builder()
-            .window(4)
-            .generations(2)
-            .stripes(4)
-            .build()
-            .unwrap(),
-    )
+/// The window every model slides: 4 keys in 2 generations, 4 buckets, 4 stripes. A
+/// table this small is swept whole under every stripe lock; `in_columns` makes it sweep
+/// as a large table does, a column of stripes at a time (here one column of all four).
+fn window(in_columns: bool) -> Arc<RecentFilter> {
+    let mut filter = RecentFilter::builder()
+        .window(4)
+        .generations(2)
+        .stripes(4)
+        .build()
+        .unwrap();
+    if in_columns {
+        filter.debug_sweep_in_columns();
+    }
+    Arc::new(filter)
 }
 
 /// A pre-hashed key with a fingerprint unused in `keys`, whose two buckets are `buckets`
@@ -51,7 +57,7 @@ fn spawn(
 #[test]
 fn slide_during_inserts_and_a_lookup() {
     explore("slide during inserts and a lookup", || {
-        let filter = window();
+        let filter = window(true);
         // Distinct pre-hashed keys (any buckets: the table has room for all).
         let [p, q, r, x, y, m] =
             [1u64, 2, 3, 4, 5, 6].map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -104,7 +110,7 @@ fn slide_during_inserts_and_a_lookup() {
 #[test]
 fn lookup_races_a_refresh_across_an_open() {
     explore("lookup races a refresh across an open", || {
-        let filter = window();
+        let filter = window(false);
         let mut keys = Keys::new();
         let [a, b, e, f] = [(); 4].map(|()| key(&mut keys, &filter, None));
         for key in [a, b, e] {
@@ -184,7 +190,7 @@ fn a_take_empties_forgotten_slots_while_the_window_opens() {
     explore(
         "a take empties forgotten slots while the window opens",
         || {
-            let filter = window();
+            let filter = window(true);
             let mut keys = Keys::new();
             let [a, b, r, y] = [(); 4].map(|()| key(&mut keys, &filter, None));
             let z = key(&mut keys, &filter, Some([0, 1]));

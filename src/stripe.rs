@@ -224,6 +224,7 @@ impl Stripes {
     /// until the guard drops, lookups go on.
     pub(crate) fn lock_all(&self) -> AllLocked<'_> {
         AllLocked {
+            stripes: self,
             _guards: self
                 .writers
                 .iter()
@@ -235,7 +236,16 @@ impl Stripes {
 
 /// Proof that every stripe is locked. Unlocks on drop.
 pub(crate) struct AllLocked<'a> {
+    stripes: &'a Stripes,
     _guards: Vec<LockGuard<'a>>,
+}
+
+impl AllLocked<'_> {
+    /// `removed` fewer fingerprints in stripe `s`.
+    pub(crate) fn count_removed(&self, s: usize, removed: usize) {
+        let count = &self.stripes.writers[s].count;
+        count.store(count.load(Ordering::Relaxed) - removed, Ordering::Relaxed);
+    }
 }
 
 /// Proof that two stripes are locked; only through it can their counts and versions

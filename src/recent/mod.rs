@@ -643,6 +643,12 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         (window.opened(), window.is_sweeping())
     }
 
+    /// Sweeps in columns of stripes even if the table is small enough to be swept whole
+    /// (see `sweep.rs`): lets the loom models check the sweep that large windows use.
+    pub fn debug_sweep_in_columns(&mut self) {
+        self.sweep.in_columns();
+    }
+
     /// Closes the current generation now, as a full one is closed: its sweep starts, and
     /// nothing of it is swept yet. False if the window is sweeping already.
     pub fn debug_close(&self) -> bool {

@@ -63,6 +63,10 @@ pub(crate) struct SweepSchedule {
     rows: usize,
     chunks: u64,
     table_words: usize,
+    /// A table of one chunk's words or fewer is swept whole, under every stripe lock (a
+    /// microsecond or two): the closing write then sweeps it all and opens the next
+    /// generation itself, so a small window's generations take exactly their share.
+    whole: bool,
 }
 
 impl SweepSchedule {
@@ -72,7 +76,12 @@ impl SweepSchedule {
         let row_words = stripes.max(LINE_WORDS);
         let columns = table_words.min(row_words).div_ceil(LINE_WORDS);
         let rows = table_words.div_ceil(row_words);
-        let chunks = (columns * rows.div_ceil(CHUNK_LINES)) as u64;
+        let whole = table_words <= CHUNK_LINES * LINE_WORDS;
+        let chunks = if whole {
+            1
+        } else {
+            (columns * rows.div_ceil(CHUNK_LINES)) as u64
+        };
         Self {
             // Round 0 has all its chunks claimed and none swept: nothing to do.
             progress: Box::new(CachePadded::new([
@@ -84,11 +93,21 @@ impl SweepSchedule {
             rows,
             chunks,
             table_words,
+            whole,
         }
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of::<CachePadded<[AtomicU64; 2]>>()
+    }
+
+    /// Sweeps in columns even a table of one chunk (for the loom models, whose tables
+    /// are all that small).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn in_columns(&mut self) {
+        self.whole = false;
+        self.chunks = (self.columns * self.rows.div_ceil(CHUNK_LINES)) as u64;
+        *self.progress = CachePadded::new([AtomicU64::new(self.chunks), AtomicU64::new(0)]);
     }
 
     /// Starts a new round: every chunk to claim. Called by the writer that closed the
@@ -161,6 +180,9 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
 
     /// Empties every slot tagged `dead` in `chunk`, under its column's stripe locks.
     fn sweep_chunk(&self, chunk: Chunk, dead: u64) {
+        if self.sweep.whole {
+            return self.sweep_whole_table(dead);
+        }
         let (column, rows) = self.sweep.place(chunk);
         // The stripe of each lane of the column; the column's stripes are locked once
         // each, in ascending order (the order every multi-stripe lock takes).
@@ -204,6 +226,29 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         let total: u32 = emptied.iter().sum();
         if total > 0 {
             self.fill.removed(dead, u64::from(total));
+        }
+    }
+
+    /// Empties every slot tagged `dead` in a table of one chunk, under every stripe lock.
+    fn sweep_whole_table(&self, dead: u64) {
+        let all = self.raw.stripes.lock_all();
+        let mut emptied = 0;
+        for index in 0..self.raw.table.words() {
+            let word = self.raw.table.load_word(index);
+            let kept = self.tags.clear_tag::<F>(word, dead);
+            if kept != word {
+                self.raw.table.store_word(index, kept);
+                let n = Table::<F, SLOTS>::emptied_in_word(word, kept) as usize;
+                let stripe = self
+                    .raw
+                    .stripes
+                    .of_word(Table::<F, SLOTS>::bucket_word_of(index));
+                all.count_removed(stripe, n);
+                emptied += n as u64;
+            }
+        }
+        if emptied > 0 {
+            self.fill.removed(dead, emptied);
         }
     }
 
