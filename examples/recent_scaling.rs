@@ -341,11 +341,12 @@ fn main() {
         for key in keys(args.window, 99) {
             window.insert(&key);
         }
-        let slides = window.stats().slides;
+        let before = window.stats();
         let recent = latencies(&cores, t, args.latency_inserts, 100, cpu, |k| {
             window.insert(&k)
         });
-        let slides = window.stats().slides - slides;
+        let after = window.stats();
+        let slides = after.slides - before.slides;
         let core = CuckooFilter::with_capacity(t * args.latency_inserts);
         let core_ns = latencies(&cores, t, args.latency_inserts, 200, cpu, |k| {
             core.insert(&k).expect("sized for every key")
@@ -359,5 +360,10 @@ fn main() {
         println!("|---|--:|--:|--:|--:|--:|");
         tail("RecentFilter", &recent);
         tail("CuckooFilter", &core_ns);
+        println!(
+            "(RecentFilter over the run: {} early slides, {} repeated sweeps)",
+            after.early_slides - before.early_slides,
+            after.repeated_sweeps - before.repeated_sweeps,
+        );
     }
 }

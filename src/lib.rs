@@ -118,7 +118,8 @@
 //! `expand` (the table that doubles in place: its scheme, its concurrent engine and
 //! links, and the reference model, with the design), `chained`
 //! ([`ChainedCuckooFilter`], the chain of sub-filters it replaced), `recent`
-//! ([`RecentFilter`]: generation tags, the slide, its builder), `stats`
+//! ([`RecentFilter`]: generation tags, the window's position, the per-thread counts,
+//! the sweep, its builder), `stats`
 //! ([`Stats`]), `format` (snapshots: header, encode, decode, chunks, [`FilterView`],
 //! chained and growable records, serde), and `sync` (the single std/loom switch, and the prefetch
 //! hint).

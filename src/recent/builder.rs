@@ -17,9 +17,12 @@ use crate::raw::RawFilter;
 pub const DEFAULT_GENERATIONS: usize = 4;
 
 /// The share of slots a full window fills. Lower than a [`CuckooFilter`]'s 95%: a window
-/// holds up to `G·g` keys plus the few that concurrent writers add while a slide waits
-/// for its locks, and an insert that finds no room forgets a generation early. Kick paths
-/// of 5 moves reach a median 97.4% before their first failure.
+/// holds up to `G·g` keys plus the few each generation takes past its share (its count
+/// is summed from per-thread shards now and then, and it takes the inserts made while
+/// the generation before it is swept; see `recent/mod.rs`), the forgotten generation's
+/// slots stay full until they are swept, and an insert that finds no room forgets a
+/// generation early. Kick paths of 5 moves reach a median 97.4% before their first
+/// failure.
 ///
 /// [`CuckooFilter`]: crate::CuckooFilter
 const WINDOW_LOAD: f64 = 0.92;

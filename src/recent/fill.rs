@@ -11,7 +11,7 @@
 //! its share. One thread alone sees an exact sum at every look, and its looks land on
 //! every insert of the last few, so with one writer a generation closes at exactly
 //! its share; with several, at most `P · step` later (`P` shards, `step` at most
-//! `g / 64P`, so `g / 64` in all), plus the inserts in flight.
+//! `g / 128P`, so `g / 128` in all), plus the inserts in flight.
 //!
 //! A count per generation tag, not only the current one: a forgotten generation is done
 //! when its count is back to zero (every one of its keys emptied; see `sweep.rs`), and
@@ -175,7 +175,7 @@ impl FillCounts {
     /// How many keys past its share a closed generation takes while the one before it is
     /// swept, before its writers stop to help the sweep or wait for it: `g / 128`, at
     /// least 1. Writers that find the window sweeping each sweep a chunk, so the sweep
-    /// normally ends long before (a window of 4 M keys has 1,152 chunks, and a
+    /// normally ends long before (a window of 4 M keys has 4,608 chunks, and a
     /// generation of it a limit of 7,812); the limit is for a sweeper that stalls (a
     /// preempted thread), which would otherwise let the others overfill the table.
     pub(crate) fn overflow_limit(&self) -> i64 {

@@ -16,12 +16,13 @@
 //! How many more than `g`: the counts are kept in per-thread shards (`fill.rs`). With
 //! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
 //! the inserts in flight later. Then it takes the inserts made while the one before it
-//! is swept: each write in that time sweeps a chunk of 1,024 table words, so about one
-//! insert per chunk (none below about 3,700 keys of window at 16-bit fingerprints, where
-//! the sweep is a single chunk that the closing insert does itself; 0.1% of `g` at 4 M
-//! keys), and never more than `g / 128`: past that, writers help the sweep to its end or
-//! wait for it (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92%
-//! load, with room for both.
+//! is swept: each write in that time sweeps a chunk of 256 table words, so about one
+//! insert per chunk (0.46% of `g` at 4 M keys and 4 generations, more if a sweep must go
+//! round again; none below about 3,700 keys of window at 16-bit fingerprints, whose
+//! whole table the closing insert sweeps itself), and never more than `g / 128`: past
+//! that, writers help the sweep to its end or wait for it
+//! (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92% load, with room
+//! for both.
 //!
 //! # Concurrency
 //!

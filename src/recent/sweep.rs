@@ -6,7 +6,8 @@
 //! given to a new generation, every one of them must be emptied. Each write made while
 //! the window is sweeping (after its own pair lock is released) claims the next chunk
 //! and empties it: at most `CHUNK_LINES` table lines, one column of 8 words in as many
-//! rows, under the locks of the column's stripes (at most 8) and no others. So no
+//! rows, under the locks of the column's stripes (at most 8) and no others. (A table of
+//! at most `WHOLE_TABLE_WORDS` is one chunk, swept under every stripe lock.) So no
 //! writer ever waits for more than one chunk, and the whole sweep is spread over as
 //! many writes as it has chunks (the current generation takes them: see `window.rs`).
 //!
@@ -34,9 +35,15 @@ use crate::stripe::{Locked, PairGuard};
 use crate::sync::{AtomicU64, Ordering};
 use crate::table::Table;
 
-/// Table lines one chunk spans at most: 128 lines (1,024 words) take a writer about a
-/// microsecond or two from the L3 cache, strided lines overlapping their misses.
-const CHUNK_LINES: usize = 128;
+/// Table lines one chunk spans at most: 32 lines (256 words, each line a row apart)
+/// take a writer 2–4 µs (128 lines took 12 µs and more on the 2-core VM, so that 0.1%
+/// of the inserts of two threads into a 4 M window took over 12 µs).
+const CHUNK_LINES: usize = 32;
+
+/// Words of a table small enough to be swept whole, under every stripe lock, by the
+/// write that closes a generation (about 8 µs): a small window's generations then take
+/// exactly their share, as no write comes between the close and the open.
+const WHOLE_TABLE_WORDS: usize = 1024;
 
 /// Words of a 64-byte cache line; the table starts on a bucket boundary, and a line is a
 /// multiple of every bucket size.
@@ -63,9 +70,8 @@ pub(crate) struct SweepSchedule {
     rows: usize,
     chunks: u64,
     table_words: usize,
-    /// A table of one chunk's words or fewer is swept whole, under every stripe lock (a
-    /// microsecond or two): the closing write then sweeps it all and opens the next
-    /// generation itself, so a small window's generations take exactly their share.
+    /// A table of at most [`WHOLE_TABLE_WORDS`] is swept whole, under every stripe lock,
+    /// as one chunk.
     whole: bool,
 }
 
@@ -76,7 +82,7 @@ impl SweepSchedule {
         let row_words = stripes.max(LINE_WORDS);
         let columns = table_words.min(row_words).div_ceil(LINE_WORDS);
         let rows = table_words.div_ceil(row_words);
-        let whole = table_words <= CHUNK_LINES * LINE_WORDS;
+        let whole = table_words <= WHOLE_TABLE_WORDS;
         let chunks = if whole {
             1
         } else {
