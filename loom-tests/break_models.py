@@ -150,12 +150,12 @@ MUTATIONS = {
         "recent::a_take_empties_forgotten_slots_while_the_window_opens",
         "a RecentFilter writer reads the window before taking its pair lock",
         "src/recent/mod.rs",
-        """                let guard = self.raw.lock_candidates(c);
-                // At least as new as every write to these buckets, which all passed
-                // this lock.
-                let seen = self.position();""",
-        """                let seen = self.position();
-                let guard = self.raw.lock_candidates(c);""",
+        """            let guard = self.raw.lock_candidates(c);
+            // At least as new as every write to these buckets, which all passed this
+            // lock.
+            let seen = self.position();""",
+        """            let seen = self.position();
+            let guard = self.raw.lock_candidates(c);""",
     ),
     "j2": (
         "recent::lookup_races_a_refresh_across_an_open",
