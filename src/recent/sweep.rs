@@ -22,7 +22,9 @@
 //! last chunk of a round ends it. Normally the forgotten generation's count is then zero
 //! and the window opens. A kick that carried one of its keys from a line not yet swept
 //! into a line already swept leaves it behind; the count then says so, and a new round
-//! sweeps the table again (`RecentStats::repeated_sweeps`).
+//! sweeps the table again (`RecentStats::repeated_sweeps`). Writers about to kick while
+//! sweeping empty the forgotten slots around their buckets first, which makes that rare
+//! (`RecentFilter::reclaim_around`).
 
 use std::hash::BuildHasher;
 
