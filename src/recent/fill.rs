@@ -173,11 +173,12 @@ impl FillCounts {
     }
 
     /// How many keys past its share a closed generation takes while the one before it is
-    /// swept, before its writers stop to help the sweep or wait for it: `g / 128`, at
-    /// least 1. Writers that find the window sweeping each sweep a chunk, so the sweep
-    /// normally ends long before (a window of 4 M keys has 4,608 chunks, and a
-    /// generation of it a limit of 7,812); the limit is for a sweeper that stalls (a
-    /// preempted thread), which would otherwise let the others overfill the table.
+    /// swept before its writers hurry the sweep: `g / 128`, at least 1. Past it, each
+    /// write sweeps a chunk more than it otherwise would, and waits when none is left to
+    /// claim (the last ones are being swept). Each write already sweeps a chunk, so the
+    /// sweep normally ends long before (a window of 4 M keys has 4,352 chunks, and a
+    /// generation of it a limit of 7,812): the limit is for sweepers that stall (a
+    /// preempted thread) or a sweep that goes round again.
     pub(crate) fn overflow_limit(&self) -> i64 {
         (self.generation_len / 128).max(1)
     }

@@ -17,13 +17,13 @@
 //! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
 //! the inserts in flight later. Then it takes the inserts made while the one before it
 //! is swept: each write in that time sweeps a chunk of 256 table words, so about one
-//! insert per chunk (0.46% of `g` at 4 M keys and 4 generations, more if a sweep must go
-//! round again; none below about 3,700 keys of window at 16-bit fingerprints, whose
-//! whole table the closing insert sweeps itself), and never more than `g / 128`: past
-//! that, writers help the sweep to its end or wait for it
-//! (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92% load, with room
-//! for both.
-//!
+//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`; none
+//! below about 3,700 keys of window at 16-bit fingerprints, whose whole table the
+//! closing insert sweeps itself). Past `g / 128` of them (a sweep whose writers stall,
+//! or that goes round again), each write sweeps a chunk more and waits when none is
+//! left to claim (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92%
+//! load, with room for both.
+
 //! # Concurrency
 //!
 //! - A slide takes no lock: a close and an open are one compare-and-swap of the window
@@ -588,8 +588,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Keys held now, in the generations not being forgotten (exact when no writer is
     /// active): from `(G − 1)/G` of the window to the window, less those taken or
     /// removed, and, with several writers or a sweep under way, the few a generation
-    /// takes past its share (see the module docs: at most `g / 64` a generation, about
-    /// 0.5% of it at 4 M keys).
+    /// takes past its share (see the module docs: about 0.5% of it at 4 M keys).
     pub fn len(&self) -> usize {
         let dead = self.position().dead_tag();
         let held: i64 = (0..self.tags.generations() as u64)
