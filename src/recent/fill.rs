@@ -167,7 +167,7 @@ impl FillCounts {
         false
     }
 
-    /// A generation's share of the window.
+    /// A generation's share of the window: the inserts it takes at least.
     pub(crate) fn generation_len(&self) -> i64 {
         self.generation_len
     }

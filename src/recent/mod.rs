@@ -102,8 +102,6 @@ pub struct RecentFilter<F = u16, S = DefaultHashBuilder> {
     raw: RawFilter<F, SLOTS>,
     hasher: S,
     tags: Tags,
-    /// Inserts per generation.
-    generation_len: usize,
     /// The [`Window`]: which generation is current, and which is being forgotten. Read
     /// by every lookup after its buckets, and by every writer under its pair lock;
     /// written only by a close and an open, each a compare-and-swap.
@@ -182,7 +180,6 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             raw,
             hasher,
             tags,
-            generation_len,
             window: AtomicU64::new(Window::START.0),
             fill: FillCounts::new(count_shards, generation_len),
             sweep,
@@ -606,12 +603,12 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Keys the window spans: generations × inserts per generation (the window asked
     /// for, rounded up to a multiple of the generations).
     pub fn window(&self) -> usize {
-        self.tags.generations() * self.generation_len
+        self.tags.generations() * self.fill.generation_len() as usize
     }
 
     /// Keys inserted within the last `window() · (G − 1)/G` inserts are always found.
     pub fn guaranteed_window(&self) -> usize {
-        (self.tags.generations() - 1) * self.generation_len
+        (self.tags.generations() - 1) * self.fill.generation_len() as usize
     }
 
     /// Generations the window is made of.

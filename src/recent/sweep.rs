@@ -60,11 +60,49 @@ pub(crate) struct Chunk {
     index: u64,
 }
 
+/// `[claimed, swept]`: each `round << 32 | chunks`.
+type Progress = [AtomicU64; 2];
+
+/// Where the sweep's progress is kept.
+enum ProgressWords {
+    /// A table swept in chunks: every sweeping writer writes these words, so they have a
+    /// line of their own, away from the window that every lookup reads.
+    Padded(Box<CachePadded<Progress>>),
+    /// A table swept whole: only the write that closes a generation touches them, and
+    /// padding would take 112 bytes from a window of a few hundred keys (a fifth of its
+    /// fixed part).
+    Unpadded(Box<Progress>),
+}
+
+impl ProgressWords {
+    /// Round 0, with all its `chunks` claimed and none swept: nothing to do.
+    fn new(chunks: u64, padded: bool) -> Self {
+        let words = [AtomicU64::new(chunks), AtomicU64::new(0)];
+        if padded {
+            Self::Padded(Box::new(CachePadded::new(words)))
+        } else {
+            Self::Unpadded(Box::new(words))
+        }
+    }
+
+    fn words(&self) -> &Progress {
+        match self {
+            Self::Padded(words) => words,
+            Self::Unpadded(words) => words,
+        }
+    }
+
+    fn memory_usage(&self) -> usize {
+        match self {
+            Self::Padded(_) => std::mem::size_of::<CachePadded<Progress>>(),
+            Self::Unpadded(_) => std::mem::size_of::<Progress>(),
+        }
+    }
+}
+
 /// The table's cut into chunks, and the sweep's progress through them.
 pub(crate) struct SweepSchedule {
-    /// `[claimed, swept]`: each `round << 32 | chunks`. Written by every sweeping writer,
-    /// so on a line of its own, away from the window that every lookup reads.
-    progress: Box<CachePadded<[AtomicU64; 2]>>,
+    progress: ProgressWords,
     /// Words in a row: `max(S, 8)`, a multiple of both.
     row_words: usize,
     /// Columns of 8 words that hold table words.
@@ -91,11 +129,7 @@ impl SweepSchedule {
             (columns * rows.div_ceil(CHUNK_LINES)) as u64
         };
         Self {
-            // Round 0 has all its chunks claimed and none swept: nothing to do.
-            progress: Box::new(CachePadded::new([
-                AtomicU64::new(chunks),
-                AtomicU64::new(0),
-            ])),
+            progress: ProgressWords::new(chunks, !whole),
             row_words,
             columns,
             rows,
@@ -106,7 +140,7 @@ impl SweepSchedule {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of::<CachePadded<[AtomicU64; 2]>>()
+        self.progress.memory_usage()
     }
 
     /// Sweeps in columns even a table of one chunk (for the loom models, whose tables
@@ -115,13 +149,13 @@ impl SweepSchedule {
     pub(crate) fn in_columns(&mut self) {
         self.whole = false;
         self.chunks = (self.columns * self.rows.div_ceil(CHUNK_LINES)) as u64;
-        *self.progress = CachePadded::new([AtomicU64::new(self.chunks), AtomicU64::new(0)]);
+        self.progress = ProgressWords::new(self.chunks, true);
     }
 
     /// Starts a new round: every chunk to claim. Called by the writer that closed the
     /// window, or that ended a round that left keys behind; only one can be either.
     pub(crate) fn start(&self) {
-        let [claimed, swept] = &**self.progress;
+        let [claimed, swept] = self.progress.words();
         let round = ((claimed.load(Ordering::Relaxed) >> 32) + 1) & LOW;
         swept.store(round << 32, Ordering::Relaxed);
         // Release: a writer that claims from the new round sees the closed window and
@@ -131,7 +165,7 @@ impl SweepSchedule {
 
     /// The next chunk of the round under way, if one is left.
     pub(crate) fn claim(&self) -> Option<Chunk> {
-        let claimed = &self.progress[0];
+        let claimed = &self.progress.words()[0];
         let mut seen = claimed.load(Ordering::Acquire);
         loop {
             let (round, next) = (seen >> 32, seen & LOW);
@@ -148,7 +182,7 @@ impl SweepSchedule {
     /// `chunk` is swept; true if it was the round's last. `AcqRel`: the writer that ends
     /// the round sees every chunk's stores and counts.
     pub(crate) fn finish(&self, chunk: Chunk) -> bool {
-        let before = self.progress[1].fetch_add(1, Ordering::AcqRel);
+        let before = self.progress.words()[1].fetch_add(1, Ordering::AcqRel);
         debug_assert_eq!(
             before >> 32,
             chunk.round,
