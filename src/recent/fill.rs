@@ -111,11 +111,11 @@ impl FillCounts {
     }
 
     /// One more key in generation `tag`, which is generation `opened` (the current one);
-    /// true if this shard should now look whether it is full ([`is_full`](Self::is_full)).
+    /// true if this shard should now look at the sum ([`reached`](Self::reached)).
     ///
-    /// `SeqCst`: a writer's count comes between its store and its second look at the
-    /// window (see `RecentFilter::confirm`), and on x86 this `lock xadd` is also the
-    /// fence that orders them.
+    /// `SeqCst`, as the loads of the sum in [`reached`](Self::reached): with its fence,
+    /// of two writers that each add and then look, one sees the other's add (on x86
+    /// this is the same `lock xadd` as a relaxed add).
     #[inline]
     pub(crate) fn added(&self, tag: u64, opened: u64) -> bool {
         let shard = self.own();

@@ -23,21 +23,22 @@
 //! or that goes round again), each write sweeps a chunk more and waits when none is
 //! left to claim (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92%
 //! load, with room for both.
-
+//!
 //! # Concurrency
 //!
 //! - A slide takes no lock: a close and an open are one compare-and-swap of the window
-//!   each, and the sweep locks one column of at most 8 stripes at a time, never all.
+//!   each, and the sweep locks one column of at most 8 stripes at a time (all of them
+//!   only for a table small enough to be swept whole, in a few microseconds).
 //! - Writers lock the key's bucket pair, as `insert_unique` does, so checking for the
 //!   key and changing it is one atomic step (`take`, `admit`), and read the window under
 //!   that lock: every earlier write to those buckets (a sweep's too) passed the lock, so
 //!   the window read is at least as new as the one each of their slots was written
 //!   under. While sweeping, they empty the forgotten slots of their own buckets first.
-//!   An insert takes effect, for the window's order, where it read the window: every key
-//!   of a generation was read under that generation's tag before the next one opened,
-//!   so before every key of the next generations. A key stored under a tag that a slide
-//!   then closes belongs to the older generation, whose keys the guarantee counts from
-//!   there.
+//!   An insert takes effect, in the order the guarantee counts inserts in, where it read
+//!   the window: every key of a generation read that generation's tag before the next
+//!   one opened, so before every key of the next generations did. A key whose store
+//!   comes after a slide has moved on is one of the older generation's, inserted (for
+//!   the guarantee) before every key of the newer one.
 //! - Lookups are the core filter's validated lock-free reads, which skip slots of the
 //!   forgotten generation while a sweep runs. They read the window before and after the
 //!   buckets, like a seqlock's stamp: the second read is at least as new as the window

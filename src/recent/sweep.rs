@@ -7,9 +7,10 @@
 //! the window is sweeping (after its own pair lock is released) claims the next chunk
 //! and empties it: at most `CHUNK_LINES` table lines, one column of 8 words in as many
 //! rows, under the locks of the column's stripes (at most 8) and no others. (A table of
-//! at most `WHOLE_TABLE_WORDS` is one chunk, swept under every stripe lock.) So no
-//! writer ever waits for more than one chunk, and the whole sweep is spread over as
-//! many writes as it has chunks (the current generation takes them: see `window.rs`).
+//! at most `WHOLE_TABLE_WORDS` is one chunk, swept under every stripe lock.) So a writer
+//! waits for a sweep only while a chunk holds one of its stripes, and the whole sweep is
+//! spread over as many writes as it has chunks (the current generation takes them: see
+//! `window.rs`).
 //!
 //! **Rows and columns.** Stripe `s` covers table words `w` with `w mod S = s` (a
 //! bucket's words by its first one). Cut the table into rows of `R = max(S, 8)` words:
@@ -38,13 +39,15 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::table::Table;
 
 /// Table lines one chunk spans at most: 32 lines (256 words, each line a row apart)
-/// take a writer 2–4 µs (128 lines took 12 µs and more on the 2-core VM, so that 0.1%
-/// of the inserts of two threads into a 4 M window took over 12 µs).
+/// take a writer 1–2 µs alone and 4–8 µs while another thread writes, on the 2-core VM
+/// (128 lines took 12 µs and more, so that 0.1% of the inserts of two threads into a
+/// 4 M window took over 12 µs; BENCHMARKS.md, "Admission on many threads").
 const CHUNK_LINES: usize = 32;
 
 /// Words of a table small enough to be swept whole, under every stripe lock, by the
-/// write that closes a generation (about 8 µs): a small window's generations then take
-/// exactly their share, as no write comes between the close and the open.
+/// write that closes a generation (a few microseconds, 4 chunks' worth): a small
+/// window's generations then take exactly their share, as no write comes between the
+/// close and the open.
 const WHOLE_TABLE_WORDS: usize = 1024;
 
 /// Words of a 64-byte cache line; the table starts on a bucket boundary, and a line is a
