@@ -142,21 +142,72 @@ MUTATIONS = {
         """        self.subs.iter().rev().take(1).any(|sub| sub.contains(hash))""",
     ),
     "j": (
-        "recent::slide_during_inserts_and_a_lookup",
-        "a RecentFilter writer reads the current generation before taking its lock",
+        "recent::a_take_empties_forgotten_slots_while_the_window_opens",
+        "a RecentFilter writer reads the window before taking its pair lock",
         "src/recent/mod.rs",
-        """                let guard = self.raw.lock_candidates(c);
-                // Stable while any stripe lock is held: a slide holds them all.
-                let epoch = self.epoch();""",
-        """                let epoch = self.epoch();
-                let guard = self.raw.lock_candidates(c);""",
+        """            let guard = self.raw.lock_candidates(c);
+            // At least as new as every write to these buckets, which all passed this
+            // lock.
+            let seen = self.position();""",
+        """            let seen = self.position();
+            let guard = self.raw.lock_candidates(c);""",
+    ),
+    "j2": (
+        "recent::lookup_races_a_refresh_across_an_open",
+        "a RecentFilter lookup judges the slots by the window it read before them, unchecked",
+        "src/recent/mod.rs",
+        """        fence(Ordering::Acquire);
+        if self.window.load(Ordering::Relaxed) == before {
+            return hit;
+        }
+        self.contains_while_sliding(hash)
+    }""",
+        """        let _ = Self::contains_while_sliding;
+        hit
+    }""",
+    ),
+    "j3": (
+        "recent::two_count_shards_fill_a_generation",
+        "a RecentFilter writer looks at its own count shard instead of the sum",
+        "src/recent/fill.rs",
+        """        let sum = self.held(tag);""",
+        """        let sum = self.own().held[tag as usize].load(Ordering::SeqCst) as i64;""",
+    ),
+    "j5": (
+        "recent::two_count_shards_fill_a_generation",
+        "a RecentFilter writer looks at the count shards without the SeqCst fence after its add",
+        "src/recent/fill.rs",
+        """        fence(Ordering::SeqCst);
+        let sum = self.held(tag);""",
+        """        let sum = self.held(tag);""",
+    ),
+    "j6": (
+        "recent::slide_during_inserts_and_a_lookup",
+        "a RecentFilter close forgets the generation it closes instead of the oldest",
+        "src/recent/window.rs",
+        """        let oldest = (self.tag() + 1) % generations as u64;""",
+        """        let oldest = self.tag() % generations as u64;""",
     ),
     "t9": (
         "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
-        "a slide empties a generation still inside the window instead of the oldest",
+        "a close forgets a generation still inside the window instead of the oldest",
+        "src/recent/window.rs",
+        """        let oldest = (self.tag() + 1) % generations as u64;""",
+        """        let oldest = (self.tag() + 2) % generations as u64;""",
+    ),
+    "t18": (
+        "tests/recent.rs::a_forgotten_generation_is_absent_while_it_is_swept",
+        "RecentFilter lookups match the forgotten generation's slots while they are swept",
         "src/recent/mod.rs",
-        """        let next = next_epoch.generation();""",
-        """        let next = next_epoch.next(self.tags.generations()).generation();""",
+        """        let hit = if Window(before).is_sweeping() {""",
+        """        let hit = if false {""",
+    ),
+    "t19": (
+        "tests/recent.rs::no_key_of_a_forgotten_generation_outlives_its_sweep",
+        "a RecentFilter window opens while a kick has left forgotten keys behind the sweep",
+        "src/recent/sweep.rs",
+        """        if self.fill.held(dead) > 0 {""",
+        """        if false && self.fill.held(dead) > 0 {""",
     ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",

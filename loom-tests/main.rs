@@ -48,11 +48,24 @@ impl Keys {
 
     /// A hash whose first bucket is `i1` and second `i2`, with an unused fingerprint.
     fn with_buckets(&mut self, filter: &Filter, i1: usize, i2: usize) -> u64 {
+        self.find(
+            |hash| filter.debug_candidates(hash),
+            |b1, b2| (b1, b2) == (i1, i2),
+        )
+    }
+
+    /// A hash with an unused fingerprint whose buckets `accept` takes, where `candidates`
+    /// gives a hash's `(fingerprint, first bucket, second bucket)`: for any filter.
+    fn find(
+        &mut self,
+        candidates: impl Fn(u64) -> (u64, usize, usize),
+        accept: impl Fn(usize, usize) -> bool,
+    ) -> u64 {
         loop {
             self.next += 1;
             let hash = self.next.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let (fp, b1, b2) = filter.debug_candidates(hash);
-            if (b1, b2) == (i1, i2) && self.used.insert(fp) {
+            let (fp, b1, b2) = candidates(hash);
+            if accept(b1, b2) && self.used.insert(fp) {
                 return hash;
             }
         }

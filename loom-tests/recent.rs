@@ -1,3 +1,8 @@
+//! Models of `RecentFilter`'s sliding window, all on a window of 4 keys in 2 generations
+//! of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one stripe each.
+//! Models (j) and (j4) sweep the table as a large one is swept (a column of stripes at a
+//! time), (j2) and (j3) as a table this small is (whole, under every stripe lock).
+//!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
 //! Window of 4 in 2 generations of 2 inserts. Before the threads start: p and q fill
@@ -10,22 +15,49 @@
 //! generation before taking its lock could tag its key with the generation the slide
 //! was about to leave behind, and the next slide would empty it with the key.
 
-use super::explore;
+use super::{Keys, explore};
 use concurrent_cuckoo_filter::RecentFilter;
 use loom::sync::Arc;
 use loom::thread;
 
+/// The window every model slides: 4 keys in 2 generations, 4 buckets, 4 stripes. A
+/// table this small is swept whole under every stripe lock; `in_columns` makes it sweep
+/// as a large table does, a column of stripes at a time (here one column of all four).
+fn window(in_columns: bool) -> Arc<RecentFilter> {
+    let mut filter = RecentFilter::builder()
+        .window(4)
+        .generations(2)
+        .stripes(4)
+        .build()
+        .unwrap();
+    if in_columns {
+        filter.debug_sweep_in_columns();
+    }
+    Arc::new(filter)
+}
+
+/// A pre-hashed key with a fingerprint unused in `keys`, whose two buckets are `buckets`
+/// (in either order), if given.
+fn key(keys: &mut Keys, filter: &RecentFilter, buckets: Option<[usize; 2]>) -> u64 {
+    keys.find(
+        |hash| filter.debug_candidates(hash),
+        |i1, i2| buckets.is_none_or(|[a, b]| (i1, i2) == (a, b) || (i1, i2) == (b, a)),
+    )
+}
+
+/// Spawns `act(filter)` as a loom thread.
+fn spawn(
+    filter: &Arc<RecentFilter>,
+    act: impl FnOnce(&RecentFilter) + Send + 'static,
+) -> thread::JoinHandle<()> {
+    let filter = Arc::clone(filter);
+    thread::spawn(move || act(&filter))
+}
+
 #[test]
 fn slide_during_inserts_and_a_lookup() {
     explore("slide during inserts and a lookup", || {
-        let filter = Arc::new(
-            RecentFilter::builder()
-                .window(4)
-                .generations(2)
-                .stripes(4)
-                .build()
-                .unwrap(),
-        );
+        let filter = window(true);
         // Distinct pre-hashed keys (any buckets: the table has room for all).
         let [p, q, r, x, y, m] =
             [1u64, 2, 3, 4, 5, 6].map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -65,4 +97,118 @@ fn slide_during_inserts_and_a_lookup() {
             "the later of x and y was forgotten one insert after it"
         );
     });
+}
+
+/// (j2) A lookup of E while the window opens a generation and another writer refreshes E
+/// into it. E is in the current generation (window 1) before the threads start; one
+/// writer's insert of F fills it (the window closes it, sweeps generation 0 and opens
+/// generation 2), the other inserts E again, which after the open moves E's slot from
+/// tag 1 to tag 0 in place. E is within the guarantee throughout, so the lookup finds it
+/// whatever it reads. A lookup that judged the slots by the window it read before the
+/// buckets only could read the window while generation 0 (tag 0) was being forgotten,
+/// then E's slot already moved to tag 0, and miss E.
+#[test]
+fn lookup_races_a_refresh_across_an_open() {
+    explore("lookup races a refresh across an open", || {
+        let filter = window(false);
+        let mut keys = Keys::new();
+        let [a, b, e, f] = [(); 4].map(|()| key(&mut keys, &filter, None));
+        for key in [a, b, e] {
+            filter.insert_hash(key);
+        }
+        assert_eq!(
+            filter.stats().slides,
+            1,
+            "setup: generation 0 should be full"
+        );
+        let filler = spawn(&filter, move |filter| filter.insert_hash(f));
+        let refresher = spawn(&filter, move |filter| filter.insert_hash(e));
+        let reader = spawn(&filter, move |filter| {
+            assert!(
+                filter.contains_hash(e),
+                "E missed while it moved to the new generation"
+            )
+        });
+        for thread in [filler, refresher, reader] {
+            thread.join().unwrap();
+        }
+        assert_eq!(
+            filter.stats().slides,
+            2,
+            "the window did not open generation 2"
+        );
+        assert!(filter.contains_hash(e) && filter.contains_hash(f));
+    });
+}
+
+/// (j3) Two writers, each counting in its own shard, fill a generation of 2 between them:
+/// neither shard holds the generation's share, only their sum does, and of the two
+/// writers' looks at the sum at least one sees both keys (the counts are `SeqCst`), so
+/// the window slides exactly once. A look that read only its own shard would never
+/// close the generation.
+#[test]
+fn two_count_shards_fill_a_generation() {
+    explore("two count shards fill a generation", || {
+        let filter = Arc::new(
+            RecentFilter::builder()
+                .window(4)
+                .generations(2)
+                .stripes(4)
+                .count_shards(2)
+                .build()
+                .unwrap(),
+        );
+        let mut keys = Keys::new();
+        // Buckets on different stripes: writers that locked one stripe in turn would see
+        // each other's counts through the lock.
+        let a = key(&mut keys, &filter, Some([0, 1]));
+        let b = key(&mut keys, &filter, Some([2, 3]));
+        let writers = [a, b].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let stats = filter.stats();
+        assert_eq!(
+            stats.slides, 1,
+            "a full generation was not closed: {stats:?}"
+        );
+        assert!(filter.contains_hash(a) && filter.contains_hash(b));
+    });
+}
+
+/// (j4) A writer empties the forgotten generation's slots of its own buckets while the
+/// window opens that tag to new keys. Generation 0 (tag 0) is closed before the threads
+/// start, and none of it swept. One thread takes an absent key (which sweeps the table
+/// and opens generation 2, whose tag is 0 again, if the other has not) and then inserts
+/// Z into buckets 0 and 1; the other takes an absent key X whose buckets are the same
+/// two, emptying there whatever its window says is forgotten. Z is the last insert, so
+/// it must be found after. A writer that read the window before taking its pair lock
+/// could take tag 0 for the forgotten one after the open, and empty Z, stored
+/// meanwhile in its buckets.
+#[test]
+fn a_take_empties_forgotten_slots_while_the_window_opens() {
+    explore(
+        "a take empties forgotten slots while the window opens",
+        || {
+            let filter = window(true);
+            let mut keys = Keys::new();
+            let [a, b, r, y] = [(); 4].map(|()| key(&mut keys, &filter, None));
+            let z = key(&mut keys, &filter, Some([0, 1]));
+            let x = key(&mut keys, &filter, Some([0, 1]));
+            for key in [a, b, r] {
+                filter.insert_hash(key);
+            }
+            assert!(filter.debug_close(), "setup: generation 1 should be open");
+            let opener = spawn(&filter, move |filter| {
+                assert!(!filter.take_hash(y), "Y was never inserted");
+                filter.insert_hash(z);
+            });
+            let taker = spawn(&filter, move |filter| {
+                assert!(!filter.take_hash(x), "X was never inserted")
+            });
+            opener.join().unwrap();
+            taker.join().unwrap();
+            assert!(filter.contains_hash(z), "Z, the last insert, was lost");
+        },
+    );
 }

@@ -124,7 +124,8 @@
 //! its links, and the reference model, with the design), `legacy` (the sub-filters of
 //! a chain, as earlier releases grew, kept frozen in a growable filter decoded from
 //! one), `recent`
-//! ([`RecentFilter`]: generation tags, the slide, its builder), `stats` ([`Stats`]),
+//! ([`RecentFilter`]: generation tags, the window's position, the per-thread counts,
+//! the sweep, its builder), `stats` ([`Stats`]),
 //! `format` (snapshots: header, encode, decode, chunks, [`FilterView`], growable and
 //! legacy chain records, serde), and `sync` (the single std/loom switch, and the prefetch
 //! hint).

@@ -144,3 +144,39 @@ pub(crate) fn prefetch<T>(address: *const T) {
     #[cfg(any(not(target_arch = "x86_64"), cuckoo_loom))]
     let _ = address;
 }
+
+/// A number of the calling thread's own: the same on every call from one thread, and
+/// distinct for threads that ask one after another (0, 1, 2, … in the order of their first
+/// call), so that threads of a pool spread over a power of two of shards with none
+/// shared until there are more threads than shards. A `RecentFilter` picks its count
+/// shard by it (`recent/fill.rs`). Not an atomic of any protocol: any number is correct,
+/// only the spread matters.
+#[cfg(not(cuckoo_loom))]
+#[inline]
+pub(crate) fn thread_hint() -> usize {
+    use std::cell::Cell;
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    HINT.with(|hint| match hint.get() {
+        usize::MAX => {
+            let assigned = NEXT.fetch_add(1, Ordering::Relaxed) & (usize::MAX >> 1);
+            hint.set(assigned);
+            assigned
+        }
+        assigned => assigned,
+    })
+}
+
+/// Under loom, the model thread's own number (0 for `main`, then in spawn order), so
+/// that each execution of a model picks the same shards, and two model threads two
+/// different ones; reading it is no step of the model.
+#[cfg(cuckoo_loom)]
+pub(crate) fn thread_hint() -> usize {
+    let id = format!("{:?}", loom::thread::current().id());
+    id.trim_start_matches("ThreadId(")
+        .trim_end_matches(')')
+        .parse()
+        .unwrap_or(0)
+}

@@ -3,6 +3,7 @@
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
+use super::fill::shards_for;
 use super::tags::Tags;
 use super::{RecentFilter, SLOTS};
 use crate::builder::{buckets_at_load, checked_buckets, checked_stripes, default_stripes};
@@ -16,9 +17,12 @@ use crate::raw::RawFilter;
 pub const DEFAULT_GENERATIONS: usize = 4;
 
 /// The share of slots a full window fills. Lower than a [`CuckooFilter`]'s 95%: a window
-/// holds up to `G·g` keys plus the few that concurrent writers add while a slide waits
-/// for its locks, and an insert that finds no room forgets a generation early. Kick paths
-/// of 5 moves reach a median 97.4% before their first failure.
+/// holds up to `G·g` keys plus the few each generation takes past its share (its count
+/// is summed from per-thread shards now and then, and it takes the inserts made while
+/// the generation before it is swept; see `recent/mod.rs`), the forgotten generation's
+/// slots stay full until they are swept, and an insert that finds no room forgets a
+/// generation early. Kick paths of 5 moves reach a median 97.4% before their first
+/// failure.
 ///
 /// [`CuckooFilter`]: crate::CuckooFilter
 const WINDOW_LOAD: f64 = 0.92;
@@ -43,6 +47,7 @@ pub struct RecentBuilder<F = u16, S = DefaultHashBuilder> {
     window: Option<usize>,
     generations: usize,
     stripes: Option<usize>,
+    count_shards: Option<usize>,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -54,6 +59,7 @@ impl RecentBuilder {
             window: None,
             generations: DEFAULT_GENERATIONS,
             stripes: None,
+            count_shards: None,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -90,12 +96,23 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         self
     }
 
+    /// Counts the generations in `shards` shards (a power of two) instead of one per
+    /// core: lets the loom models give each of two threads its own shard in a tiny
+    /// table. Test-only; not part of the API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn count_shards(mut self, shards: usize) -> Self {
+        self.count_shards = Some(shards.next_power_of_two());
+        self
+    }
+
     /// Hashes keys with `hasher`.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> RecentBuilder<F, T> {
         RecentBuilder {
             window: self.window,
             generations: self.generations,
             stripes: self.stripes,
+            count_shards: self.count_shards,
             hasher,
             _fingerprint: PhantomData,
         }
@@ -107,6 +124,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             window: self.window,
             generations: self.generations,
             stripes: self.stripes,
+            count_shards: self.count_shards,
             hasher: self.hasher,
             _fingerprint: PhantomData,
         }
@@ -140,11 +158,13 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         // entries) gets one stripe per 16 buckets.
         let stripes = checked_stripes(self.stripes, default_stripes(buckets))?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
+        let count_shards = self.count_shards.unwrap_or_else(|| shards_for(buckets));
         Ok(RecentFilter::from_parts(
             raw,
             self.hasher,
             tags,
             generation_len,
+            count_shards,
         ))
     }
 }

@@ -11,7 +11,7 @@
 //! buckets instead of two per generation.
 
 use super::SLOTS;
-use crate::fingerprint::{Fingerprint, Pair, fingerprint_of};
+use crate::fingerprint::{Fingerprint, Pair, fingerprint_of, match_pair};
 use crate::table::Table;
 
 /// `pair` with every slot's tag masked off by `untagged_bits` (an empty slot stays 0).
@@ -23,6 +23,23 @@ pub(crate) fn untag_pair<F: Fingerprint>(pair: &Pair, untagged_bits: u64) -> Pai
         *word &= untagged_bits;
     }
     untagged
+}
+
+/// Whether `pair` holds `fp` in a slot whose tag is not `dead` (a tag, or a value above
+/// every tag to exclude none), with `untagged_bits` the bits of a word that are not tags
+/// (see [`Tags::untagged_bits`]): two SIMD compares, one of the slots with their tags
+/// masked off against `fp`, one of their tag bits alone against `dead`. An empty slot's
+/// tag bits are 0, like tag 0's, but it never holds `fp` (never 0).
+#[inline]
+pub(crate) fn holds_live<F: Fingerprint>(
+    pair: &Pair,
+    fp: u64,
+    untagged_bits: u64,
+    dead: u64,
+) -> bool {
+    let matching = match_pair::<F>(&untag_pair::<F>(pair, untagged_bits), fp, SLOTS);
+    let forgotten = match_pair::<F>(&untag_pair::<F>(pair, !untagged_bits), dead, SLOTS);
+    matching.0 & !forgotten.0 != 0
 }
 
 /// The most generations a filter may have: 4 tag bits, which leaves a 16-bit fingerprint
