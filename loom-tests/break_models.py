@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -470,17 +471,29 @@ MUTATIONS = {
 }
 
 
+def scratch_copy():
+    """A copy of the workspace at one path for every mutant (the root manifest names the
+    Redis module as a member). One path keeps the crate's identity, so each mutant's
+    build reuses the last one's incremental cache and overwrites its artifacts instead
+    of adding a crate's worth of them to the target dir. Every file is copied with a new
+    modification time, so cargo never takes the last mutant's build for this one's."""
+    scratch = os.path.join(tempfile.gettempdir(), f"cuckoo-mutant-{os.getuid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests", "redis-module"]:
+        source = os.path.join(REPO, item)
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(scratch, item), copy_function=shutil.copy)
+        elif os.path.exists(source):
+            shutil.copy(source, scratch)
+    return scratch
+
+
 def run(letter):
     test, what, path, old, new = MUTATIONS[letter]
-    scratch = tempfile.mkdtemp(prefix="cuckoo-mutant-")
+    started = time.monotonic()
+    scratch = scratch_copy()
     try:
-        # The whole workspace: the root manifest names the Redis module as a member.
-        for item in ["Cargo.toml", "Cargo.lock", "src", "loom-tests", "README.md", "benches", "examples", "tests", "redis-module"]:
-            source = os.path.join(REPO, item)
-            if os.path.isdir(source):
-                shutil.copytree(source, os.path.join(scratch, item))
-            elif os.path.exists(source):
-                shutil.copy(source, scratch)
         target = os.path.join(scratch, path)
         text = open(target).read()
         if text.count(old) != 1:
@@ -488,6 +501,9 @@ def run(letter):
             return False
         open(target, "w").write(text.replace(old, new))
         env = dict(os.environ)
+        # Release builds are not incremental by default; a mutant changes a few lines of
+        # one crate, so its rebuild reuses the rest of the last mutant's.
+        env["CARGO_INCREMENTAL"] = "1"
         if test.startswith("tests/"):
             # A plain integration test: the normal build, sharing the release profile's
             # dependencies (CI builds them for the throughput program first).
@@ -531,7 +547,7 @@ def run(letter):
             return False
         kind = "model" if test_file == "loom" else "test"
         verdict = f"{kind} FAILED, as it must" if failed else f"{kind} PASSED: it misses this bug"
-        print(f"({letter}) {test}: broke '{what}': {verdict}")
+        print(f"({letter}) {test}: broke '{what}': {verdict} ({time.monotonic() - started:.0f} s)")
         if failed:
             for line in output.splitlines():
                 if "panicked" in line or line.startswith("  left") or "missed" in line:
@@ -548,6 +564,11 @@ def run(letter):
 
 
 if __name__ == "__main__":
-    letters = sys.argv[1:] or sorted(MUTATIONS)
+    # Mutants of one test binary in a row: each rebuild starts from the last one's cache.
+    def binary(letter):
+        test = MUTATIONS[letter][0]
+        return test.split("::")[0] if test.startswith("tests/") else "loom"
+
+    letters = sys.argv[1:] or sorted(MUTATIONS, key=lambda letter: (binary(letter), letter))
     results = [run(letter) for letter in letters]
     sys.exit(0 if all(results) else 1)
