@@ -1,4 +1,5 @@
-//! The public filter type.
+//! The core filter, [`CuckooFilter`]: the public operations over the fixed table of
+//! `raw.rs`, which runs them through the one engine (`engine.rs`, `kick.rs`).
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};

@@ -45,6 +45,32 @@
 //! # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
 //! ```
 //!
+//! # The types
+//!
+//! - [`CuckooFilter`]: the core filter, a fixed table shared by `&self`; its [`Builder`]
+//!   picks the fingerprint width, slots per bucket, hasher and stripes.
+//! - [`GrowableCuckooFilter`]: the same operations on a table that doubles in place
+//!   instead of refusing inserts; [`GrowableBuilder`] sets its first capacity and growth.
+//! - [`RecentFilter`]: the keys inserted within a sliding window, in fixed memory, for
+//!   cache admission (a ghost queue, a doorkeeper); [`RecentBuilder`] configures it.
+//! - [`ExclusiveFilter`] and [`ExclusiveGrowableFilter`]: the operations without locks,
+//!   for the holder of a filter's only reference (`filter.exclusive()`).
+//! - [`FilterView`], [`ChunkLoader`], [`DumpChunks`]: snapshots read in place and carried
+//!   in pieces; [`Stats`] and [`RecentStats`]: figures that reading does not disturb.
+//!
+//! ```
+//! use concurrent_cuckoo_filter::{GrowableCuckooFilter, RecentFilter};
+//!
+//! let growing = GrowableCuckooFilter::with_capacity(100);
+//! growing.insert_many(0..10_000u64)?; // doubles as it fills
+//! assert!(growing.contains(&9_999u64));
+//!
+//! let seen = RecentFilter::with_window(1_000);
+//! assert!(!seen.admit("key")); // first sight: remembered
+//! assert!(seen.admit("key")); // second: admitted
+//! # Ok::<(), concurrent_cuckoo_filter::InsertManyError>(())
+//! ```
+//!
 //! # Guarantees
 //!
 //! 1. **No false negatives, ever.** If `insert(x)` returned `Ok` and happens-before
@@ -151,7 +177,7 @@
 //! serde with the `serde` feature, a zero-copy [`FilterView`]) keep a filter across
 //! restarts in a versioned, checksummed format, snapshotted while other threads write;
 //! [`GrowableCuckooFilter`] doubles its table in place instead of refusing inserts. See
-//! the README's "Persistence and growth".
+//! the README's "Snapshots" and "Growth".
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -11,8 +11,9 @@ use crate::keys::Mix;
 /// Throughput of concurrent-cuckoo-filter against its peers, on this machine.
 ///
 /// With no options it runs the cuckoo filter paper's reference benchmark (fill to --load,
-/// then lookups at 0/25/50/75/100% positive) and a 1- and 2-thread mixed workload, for every
-/// peer, in about a minute on 2 cores.
+/// then lookups at 0/25/50/75/100% positive) and a 1- and 2-thread mixed workload, for our
+/// filter and the filters a user would pick instead (`--peers headline`), in about a minute
+/// on 2 cores. `--peers all` adds exclusive access and the growable filters.
 #[derive(Parser, Debug)]
 #[command(name = "throughput", version, about, long_about)]
 pub struct Args {
@@ -82,9 +83,11 @@ pub struct Args {
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
 
-    /// Peers to run, comma-separated, or "all" (every peer but `ours-owned-fold`, which runs
-    /// only when named). `ours` always runs: ratios are against it.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Peers to run, comma-separated: "headline" (the filters a user would pick instead of
+    /// ours), "all" (also `ours-owned`, `ours-growable` and `scalable-grown`; every peer but
+    /// `ours-owned-fold`, which runs only when named), or names. `ours` always runs: ratios
+    /// are against it.
+    #[arg(long, value_delimiter = ',', default_value = "headline")]
     pub peers: Vec<String>,
 
     /// Samples per measurement (median reported); peers alternate within each sample.
@@ -119,6 +122,10 @@ pub struct Args {
     /// Also draw throughput vs load factor and vs threads to this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+
+    /// Run nothing: draw --plot from this JSON-lines file, as --json wrote it.
+    #[arg(long, value_name = "JSONL", requires = "plot")]
+    pub plot_from: Option<PathBuf>,
 }
 
 impl Args {

@@ -102,7 +102,7 @@ pub fn probes(
 
 /// A mixed workload: percentages of reads, inserts and removes (summing to 100) and the
 /// percentage of reads that ask for a present key.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Mix {
     pub reads: u32,
     pub inserts: u32,

@@ -1,10 +1,12 @@
 //! Throughput of `concurrent-cuckoo-filter` against the filters people would otherwise pick.
 //!
 //! ```text
-//! cargo run --release --example throughput                 # the default comparison, ~1 min
+//! cargo run --release --example throughput                 # the headline comparison
+//! cargo run --release --example throughput -- --peers all  # and the growable filters
 //! cargo run --release --example throughput -- --help       # every option
 //! cargo run --release --example throughput -- --reference --items 64M --peers ours,cuckoofilter
 //! cargo run --release --example throughput -- --mixed --threads 1,2 --json out.jsonl --plot out.svg
+//! cargo run --release --example throughput -- --plot-from out.jsonl --plot out.svg  # no run
 //! ```
 //!
 //! Layout:
@@ -13,6 +15,7 @@
 //! - `reference`: the cuckoo filter paper's bulk insert-and-query report (single thread);
 //! - `mixed`: the multi-threaded mixed workload;
 //! - `tables`, `report`, `plot`: what is printed, the table/Markdown/JSON plumbing, the SVG;
+//! - `replot`: the SVG drawn again from a JSON-lines file, nothing re-run;
 //! - `system`: CPU, build flags, crate versions and pinning, stated by every report.
 
 mod cli;
@@ -22,6 +25,7 @@ mod mixed;
 mod peers;
 mod plot;
 mod reference;
+mod replot;
 mod report;
 mod system;
 mod tables;
@@ -32,7 +36,7 @@ use std::time::Instant;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::peers::{CATALOG, NAMED_ONLY, PeerDef, Sizing};
+use crate::peers::{BEYOND_HEADLINE, CATALOG, NAMED_ONLY, PeerDef, Sizing};
 use crate::report::{Doc, JsonSink, percent};
 use crate::tables::{print_headline, print_mixed, print_reference, thousands};
 
@@ -41,6 +45,18 @@ fn main() -> ExitCode {
     if let Err(e) = args.validate() {
         eprintln!("error: {e}");
         return ExitCode::from(2);
+    }
+    if let (Some(from), Some(to)) = (&args.plot_from, &args.plot) {
+        return match replot::draw(from, to) {
+            Ok(()) => {
+                println!("Plot of {} written to {}", from.display(), to.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", from.display());
+                ExitCode::FAILURE
+            }
+        };
     }
     let peers = match select_peers(&args.peers) {
         Ok(p) => p,
@@ -160,10 +176,24 @@ fn run(args: &cli::Args, peers: &[&'static PeerDef]) -> Result<bool, Box<dyn std
     }
     if let Some(path) = &args.plot {
         let names: Vec<&'static str> = peers.iter().map(|p| p.name).collect();
+        let points: Vec<(String, Vec<plot::ThreadPoint>)> = mixed_runs
+            .iter()
+            .map(|(label, rows)| {
+                let points = rows
+                    .iter()
+                    .map(|r| plot::ThreadPoint {
+                        peer: r.peer,
+                        threads: r.threads,
+                        ops_per_sec: r.ops_per_sec,
+                    })
+                    .collect();
+                (label.clone(), points)
+            })
+            .collect();
         let input = plot::Input {
             peers: &names,
             curve: &curve,
-            mixed: &mixed_runs,
+            mixed: &points,
             notes: &plot_notes(args, &sys),
         };
         plot::draw(path, &input)?;
@@ -202,48 +232,43 @@ fn header(
     s
 }
 
-/// The context printed beside the plot's legend, so a picture shared alone still says what
-/// it measured.
+/// The plot's notes for this run.
 fn plot_notes(args: &cli::Args, sys: &system::System) -> Vec<String> {
-    let flags = if sys.rustflags.is_empty() {
-        "(none)"
-    } else {
-        &sys.rustflags
-    };
-    vec![
-        format!("CPU: {} ({} cores)", sys.cpu, sys.cores),
-        format!(
-            "{} items; ours {}-bit × {} slots at load {}; pinned: {}",
-            thousands(args.items),
-            args.fingerprint,
-            args.slots,
-            args.load,
-            if sys.pinned { "yes" } else { "no" }
-        ),
-        format!("RUSTFLAGS={flags}; {}", sys.target_features.join(" ")),
-        format!("median of {} samples", args.samples),
-        "A peer missing from a panel cannot run that workload (n/a in the tables).".into(),
-    ]
+    let features: Vec<String> = sys.target_features.iter().map(|f| f.to_string()).collect();
+    plot::notes(&plot::Context {
+        cpu: &sys.cpu,
+        cores: sys.cores,
+        pinned: sys.pinned,
+        rustflags: &sys.rustflags,
+        target_features: &features,
+        items: args.items,
+        fingerprint_bits: args.fingerprint,
+        slots: args.slots,
+        load: args.load,
+        samples: Some(args.samples),
+    })
 }
 
 /// `ours` first (ratios are against it), then the requested peers in catalog order.
 fn select_peers(names: &[String]) -> Result<Vec<&'static PeerDef>, String> {
     let all = names.iter().any(|n| n == "all");
+    let headline = names.iter().any(|n| n == "headline");
     let known = || CATALOG.iter().chain(NAMED_ONLY);
     for n in names {
-        if n != "all" && !known().any(|p| p.name == n) {
+        if n != "all" && n != "headline" && !known().any(|p| p.name == n) {
             let known: Vec<&str> = known().map(|p| p.name).collect();
             return Err(format!(
-                "unknown peer {n:?}; known: all, {}",
+                "unknown peer {n:?}; known: headline, all, {}",
                 known.join(", ")
             ));
         }
     }
     let named = |p: &PeerDef| names.iter().any(|n| n == p.name);
+    let in_headline = |p: &PeerDef| headline && !BEYOND_HEADLINE.contains(&p.name);
     Ok(CATALOG
         .iter()
         .enumerate()
-        .filter(|(i, p)| *i == 0 || all || named(p))
+        .filter(|(i, p)| *i == 0 || all || in_headline(p) || named(p))
         .map(|(_, p)| p)
         .chain(NAMED_ONLY.iter().filter(|p| named(p)))
         .collect())

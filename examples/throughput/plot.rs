@@ -6,8 +6,8 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::mixed;
 use crate::reference::CurvePoint;
+use crate::tables::thousands;
 
 /// Tableau-like colours, distinct on screen and in print; `ours` is drawn black and thicker.
 const COLOURS: [RGBColor; 10] = [
@@ -31,17 +31,67 @@ fn style(peer_index: usize) -> ShapeStyle {
     }
 }
 
+/// What the notes beside the legend say: the machine, the sizes and the build.
+pub struct Context<'a> {
+    pub cpu: &'a str,
+    pub cores: usize,
+    pub pinned: bool,
+    pub rustflags: &'a str,
+    pub target_features: &'a [String],
+    pub items: usize,
+    pub fingerprint_bits: u32,
+    pub slots: usize,
+    pub load: f64,
+    /// Samples per measurement, where known.
+    pub samples: Option<u64>,
+}
+
+/// The context printed beside the legend, so a picture shared alone still says what it
+/// measured.
+pub fn notes(c: &Context) -> Vec<String> {
+    let flags = if c.rustflags.is_empty() {
+        "(none)"
+    } else {
+        c.rustflags
+    };
+    let mut notes = vec![
+        format!("CPU: {} ({} cores)", c.cpu, c.cores),
+        format!(
+            "{} items; ours {}-bit × {} slots at load {}; pinned: {}",
+            thousands(c.items),
+            c.fingerprint_bits,
+            c.slots,
+            c.load,
+            if c.pinned { "yes" } else { "no" }
+        ),
+        format!("RUSTFLAGS={flags}; {}", c.target_features.join(" ")),
+    ];
+    if let Some(samples) = c.samples {
+        notes.push(format!("median of {samples} samples"));
+    }
+    notes.push("A peer missing from a panel cannot run that workload (n/a in the tables).".into());
+    notes
+}
+
 /// One line of one panel.
 struct Series {
     peer: usize,
     points: Vec<(f64, f64)>,
 }
 
+/// One peer's throughput at one thread count in one mixed workload.
+pub struct ThreadPoint {
+    pub peer: &'static str,
+    pub threads: usize,
+    /// `None` where the peer cannot run the workload.
+    pub ops_per_sec: Option<f64>,
+}
+
 pub struct Input<'a> {
     pub peers: &'a [&'static str],
     pub curve: &'a [CurvePoint],
-    /// One entry per mix: its label and rows.
-    pub mixed: &'a [(String, Vec<mixed::Row>)],
+    /// One entry per mix: its label and points.
+    pub mixed: &'a [(String, Vec<ThreadPoint>)],
     /// Lines of context printed under the legend (CPU, sizes, build).
     pub notes: &'a [String],
 }

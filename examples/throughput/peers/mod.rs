@@ -368,6 +368,16 @@ pub const CATALOG: &[PeerDef] = &[
     xorf::DEF,
 ];
 
+/// Peers of the catalog that `--peers all` adds to the default set (`headline`): a part
+/// of ours (`ours-owned`) and the growable filters (`ours-growable`, `scalable-grown`),
+/// each measured for its own question (exclusive access, growth), which together take
+/// longer than the headline comparison itself on 2 cores.
+pub const BEYOND_HEADLINE: &[&str] = &[
+    ours::OWNED.name,
+    ours_growable::DEF.name,
+    scalable::GROWN.name,
+];
+
 /// Peers that run only when named: they measure a part of ours (see each one's `about`),
 /// not a filter a user would pick.
 pub const NAMED_ONLY: &[PeerDef] = &[ours::OWNED_FOLD];
