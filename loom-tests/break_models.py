@@ -465,7 +465,7 @@ MUTATIONS = {
         "doubling::two_keys_stashed_at_once",
         "a stash insert picks its free entry without the stash's lock",
         "src/expand/engine.rs",
-        """        if stash.add(&stash.lock(), key) {""",
+        """        if stash.add(&self.control.stash_lock.lock(), key) {""",
         """        if stash.add(&crate::sync::Lock::default().lock(), key) {""",
     ),
 }

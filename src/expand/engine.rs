@@ -122,6 +122,9 @@ struct Control<F, const B: usize> {
     kicked: AtomicU64,
     /// Keys no doubling was spent on (`stash.rs`).
     stash: Stash,
+    /// Held by whoever writes a stash entry. Beside the other small fields rather than
+    /// in the stash, where it would pad the table's control block by 8 bytes.
+    stash_lock: Lock,
     longest_path: AtomicU8,
 }
 
@@ -196,6 +199,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 kicked: AtomicU64::new(0),
                 longest_path: AtomicU8::new(0),
                 stash: Stash::new(),
+                stash_lock: Lock::default(),
             }),
             max_era: max_doublings.min(scheme.max_era()),
             moves: max_moves(B) as u8,
@@ -611,7 +615,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     pub(crate) fn remove<A: Access>(&self, access: A, key: Key) -> bool {
         if self.control.stash.holds(key) {
             let stash = &self.control.stash;
-            if stash.take(&stash.lock(), key) {
+            if stash.take(&self.control.stash_lock.lock(), key) {
                 return true;
             }
         }
@@ -772,7 +776,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for key in stashed {
             let (record, c) = engine::pin_ready::<Self, A, B>(self, self.sides(key));
             let guard = engine::lock_pair(self, access, record, &c);
-            let locked = stash.lock();
+            let locked = self.control.stash_lock.lock();
             // A remove may have taken this copy meanwhile.
             if !stash.holds(key) {
                 continue;
@@ -839,7 +843,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
         let moves = record.stripes.pause_moves();
         let stashed = {
-            let _stash = self.control.stash.lock();
+            let _stash = self.control.stash_lock.lock();
             self.control.stash.keys().collect()
         };
         SnapshotGuard {
@@ -913,7 +917,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
         {
             let stash = &table.control.stash;
-            let locked = stash.lock();
+            let locked = table.control.stash_lock.lock();
             for key in stashed {
                 stash.add(&locked, key);
             }
@@ -938,7 +942,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         });
         self.control.unsplit.store(0, Ordering::Relaxed);
         let stash = &self.control.stash;
-        let _stash = stash.lock();
+        let _stash = self.control.stash_lock.lock();
         stash.clear();
     }
 
@@ -1284,7 +1288,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
             return Overflow::Placed(false);
         }
         let stash = &self.control.stash;
-        if stash.add(&stash.lock(), key) {
+        if stash.add(&self.control.stash_lock.lock(), key) {
             Overflow::Placed(true)
         } else {
             Overflow::NoRoom

@@ -16,8 +16,9 @@
 //! # Concurrency
 //!
 //! - An entry is one atomic word: a lookup sees it whole or not at all.
-//! - Writers (a stash, a remove, a doubling moving keys out) hold the stash's lock, so
-//!   two never pick the same free entry and a key leaves once; an insert stashes under
+//! - Writers (a stash, a remove, a doubling moving keys out) hold the stash's lock (in
+//!   the table's control block), so two never pick the same free entry and a key leaves
+//!   once; an insert stashes under
 //!   its key's pair lock as well, so a unique insert checks the table and the stash and
 //!   adds as one step.
 //! - A doubling moves a key out by storing its code in the table under its pair lock
@@ -29,7 +30,7 @@
 use std::sync::OnceLock;
 
 use super::scheme::Key;
-use crate::sync::{AtomicU64, Lock, LockGuard, Ordering};
+use crate::sync::{AtomicU64, LockGuard, Ordering};
 
 /// Keys a table's stash holds at most. Enough for the keys that share a pair forever
 /// in the workloads measured (a first table of 1,000 keys and 50,000 keys with three
@@ -39,8 +40,6 @@ pub(crate) const STASH_KEYS: usize = 8;
 /// A table's stashed keys.
 pub(crate) struct Stash {
     entries: OnceLock<Box<[AtomicU64; STASH_KEYS]>>,
-    /// Held by whoever writes an entry.
-    lock: Lock,
 }
 
 impl Stash {
@@ -51,10 +50,7 @@ impl Stash {
         // the models allocate them up front and check how they are used.
         #[cfg(cuckoo_loom)]
         let _ = entries.set(Self::empty());
-        Self {
-            entries,
-            lock: Lock::default(),
-        }
+        Self { entries }
     }
 
     fn empty() -> Box<[AtomicU64; STASH_KEYS]> {
@@ -106,13 +102,8 @@ impl Stash {
             .is_some_and(|entries| entries.iter().all(|e| e.load(Ordering::Relaxed) != 0))
     }
 
-    /// Locks the stash for a write.
-    pub(crate) fn lock(&self) -> LockGuard<'_> {
-        self.lock.lock()
-    }
-
     /// Stashes `key` in a free entry; false (nothing changed) if none is free. The
-    /// caller holds the lock ([`lock`](Self::lock)).
+    /// caller holds the table's stash lock.
     pub(crate) fn add(&self, _locked: &LockGuard<'_>, key: Key) -> bool {
         let entries = self.entries.get_or_init(Self::empty);
         let Some(free) = entries.iter().find(|e| e.load(Ordering::Relaxed) == 0) else {
