@@ -72,12 +72,14 @@ pub(crate) struct FillCounts {
     generation_len: i64,
     /// The most a shard adds between two looks at the sum: `g / 128P`, at least 1.
     most_step: i64,
+    /// See [`overflow_limit`](Self::overflow_limit).
+    overflow_limit: i64,
 }
 
 impl FillCounts {
     /// Counts for generations of `generation_len` keys, in `shards` shards (a power of
-    /// two).
-    pub(crate) fn new(shards: usize, generation_len: usize) -> Self {
+    /// two), of a table swept in `sweep_chunks` chunks (1: swept whole).
+    pub(crate) fn new(shards: usize, generation_len: usize, sweep_chunks: u64) -> Self {
         debug_assert!(shards.is_power_of_two());
         let generation_len = i64::try_from(generation_len).unwrap_or(i64::MAX);
         Self {
@@ -89,6 +91,7 @@ impl FillCounts {
             mask: shards - 1,
             generation_len,
             most_step: (generation_len / (128 * shards as i64)).max(1),
+            overflow_limit: Self::overflow_limit_for(generation_len, sweep_chunks),
         }
     }
 
@@ -173,14 +176,26 @@ impl FillCounts {
     }
 
     /// How many keys past its share a closed generation takes while the one before it is
-    /// swept before its writers hurry the sweep: `g / 128`, at least 1. Past it, each
-    /// write sweeps a chunk more than it otherwise would, and waits when none is left to
-    /// claim (the last ones are being swept). Each write already sweeps a chunk, so the
-    /// sweep normally ends long before (a window of 4 M keys has 4,352 chunks, and a
-    /// generation of it a limit of 7,812): the limit is for sweepers that stall (a
-    /// preempted thread) or a sweep that goes round again.
+    /// swept before its writers hurry the sweep. Past it, each write sweeps a chunk more
+    /// than it otherwise would, and waits when none is left to claim (the last ones are
+    /// being swept). Each write already sweeps a chunk, so with a limit of twice the
+    /// chunks the sweep ends before it unless sweepers stall (a preempted thread) or the
+    /// sweep goes round again: `g / 128` or, where that is less (wide fingerprints or many
+    /// generations: `G·f` past about 118 bits), twice the chunks; at least 1 for a table
+    /// swept whole. A window of 4 M keys at 16 bits and 4 generations has 4,352 chunks
+    /// and a limit of 8,704. Either bound is under 0.5% of the window, within the 8% of
+    /// slots the table keeps free.
     pub(crate) fn overflow_limit(&self) -> i64 {
-        (self.generation_len / 128).max(1)
+        self.overflow_limit
+    }
+
+    fn overflow_limit_for(generation_len: i64, sweep_chunks: u64) -> i64 {
+        let chunked = if sweep_chunks > 1 {
+            i64::try_from(sweep_chunks.saturating_mul(2)).unwrap_or(i64::MAX)
+        } else {
+            1
+        };
+        (generation_len / 128).max(chunked)
     }
 
     pub(crate) fn memory_usage(&self) -> usize {

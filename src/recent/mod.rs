@@ -17,12 +17,17 @@
 //! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
 //! the inserts in flight later. Then it takes the inserts made while the one before it
 //! is swept: each write in that time sweeps a chunk of 256 table words, so about one
-//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`; none
-//! below about 3,700 keys of window at 16-bit fingerprints, whose whole table the
-//! closing insert sweeps itself). Past `g / 128` of them (a sweep whose writers stall,
-//! or that goes round again), each write sweeps a chunk more and waits when none is
-//! left to claim (`FillCounts::overflow_limit`). The table is sized for `G·g` at 92%
-//! load, with room for both.
+//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`; below
+//! about 3,700 keys of window at 16-bit fingerprints the closing insert sweeps the whole
+//! table itself, and only the writers already past their window read add to it: up to
+//! about one each). Past the overflow limit (`g / 128`, or twice the chunks where that
+//! is more; a sweep whose writers stall, or that goes round again), each write sweeps a
+//! chunk more and waits when none is left to claim (`FillCounts::overflow_limit`). The
+//! table is sized for `G·g` at 92% load, with room for both. A small window written by
+//! many more threads than its generation's 8% of spare slots can fill its table
+//! instead: an insert that then finds no room slides early (`RecentStats::
+//! early_slides`), and a key of the oldest generation is forgotten before its
+//! `w·(G − 1)/G` inserts have passed.
 //!
 //! # Concurrency
 //!
@@ -80,13 +85,17 @@ const SLOTS: usize = 4;
 ///
 /// - [`insert`](Self::insert) never fails: when the current generation is full, the
 ///   oldest is forgotten.
-/// - [`contains`](Self::contains) takes no lock and writes nothing.
+/// - [`contains`](Self::contains) writes nothing and takes no lock, unless kicks or a
+///   sweep keep changing its buckets while it reads (then its pair lock, as the core
+///   filter's lookups do).
 /// - [`take`](Self::take) (a ghost hit) and [`admit`](Self::admit) (a doorkeeper) check
 ///   and change a key in one atomic step.
 ///
 /// A key inserted within the last `w·(G − 1)/G` inserts is always found (`G`
-/// generations, 4 by default), also while another thread slides the window; older keys
-/// are forgotten a generation at a time. Like any filter it answers `true` for a key it
+/// generations, 4 by default), also while another thread slides the window, as long as
+/// no slide came early ([`RecentStats::early_slides`], 0 unless a small window is written
+/// by many threads at once: see the module docs); older keys are forgotten a generation
+/// at a time. Like any filter it answers `true` for a key it
 /// never saw with a small probability ([`false_positive_bound`](Self::false_positive_bound)):
 /// about 0.05% at 16-bit fingerprints and 4 generations. Memory is fixed when it is made:
 /// about 2.2 bytes per key of window at 16-bit fingerprints.
@@ -182,7 +191,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             hasher,
             tags,
             window: AtomicU64::new(Window::START.0),
-            fill: FillCounts::new(count_shards, generation_len),
+            fill: FillCounts::new(count_shards, generation_len, sweep.chunks()),
             sweep,
             early_slides: AtomicU64::new(0),
             repeated_sweeps: AtomicU64::new(0),
@@ -674,8 +683,9 @@ pub struct RecentStats {
     /// inserts until they are done).
     pub forgetting: bool,
     /// Slides forced by an insert that found no room (the oldest generation forgotten
-    /// before its time). The table is sized so that this does not happen; a non-zero
-    /// count means more keys were held than the sizing allows for.
+    /// before its time). The table is sized so that this does not happen with a few
+    /// writers; a small window written by many threads at once, or keys that crowd one
+    /// bucket pair of a tiny table, can still force one.
     pub early_slides: u64,
     /// Sweeps of a forgotten generation that had to go through the table again, because
     /// a kick carried one of its keys from a line not yet swept into one already swept.

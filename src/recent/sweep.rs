@@ -146,6 +146,11 @@ impl SweepSchedule {
         self.progress.memory_usage()
     }
 
+    /// Chunks in a round (1 for a table swept whole).
+    pub(crate) fn chunks(&self) -> u64 {
+        self.chunks
+    }
+
     /// Sweeps in columns even a table of one chunk (for the loom models, whose tables
     /// are all that small).
     #[cfg(feature = "test-hooks")]
