@@ -36,7 +36,7 @@
 //! use concurrent_cuckoo_filter::{CuckooFilter, DefaultHashBuilder};
 //!
 //! let filter = CuckooFilter::builder()
-//!     .fingerprint::<u32>() // FPR ~ 2^-29 at 95% load
+//!     .fingerprint::<u32>() // FPR ~ 2^-28 at 95% load
 //!     .slots::<8>()
 //!     .hasher(DefaultHashBuilder::with_seed(7))
 //!     .capacity(50_000)
@@ -127,11 +127,12 @@
 //! and the two buckets (each within one cache line), and compares both buckets against
 //! the fingerprint with one SIMD instruction sequence. Out of cache a lookup mostly waits
 //! for its two buckets; [`contains_many`](CuckooFilter::contains_many) looks up a stream of
-//! keys with the buckets of the next block of keys already being fetched, about twice as
-//! fast per key at 8 M items; [`insert_many`](CuckooFilter::insert_many) does the same
+//! keys with the buckets of the next block of keys already being fetched, 1.1–1.5× as
+//! fast per key at 8 M items (1.4–1.8× at 64 M); [`insert_many`](CuckooFilter::insert_many) does the same
 //! for inserts. Writers on different stripes never wait for each other. The table holds
 //! any even number of buckets (no rounding up to a power of two), so the default
-//! configuration costs about 16.8 bits per item at its rated capacity. See BENCHMARKS.md for
+//! configuration costs about 17.0 bits per item at its rated capacity (16.8 for the
+//! table). See BENCHMARKS.md for
 //! measured figures.
 //!
 //! # Architecture
@@ -148,7 +149,7 @@
 //! for the holder of the only reference), `growable` ([`GrowableCuckooFilter`]) on
 //! `expand` (the layout that doubles in place: its addressing scheme, its era records,
 //! its links, and the reference model, with the design), `legacy` (the sub-filters of
-//! a chain, as earlier releases grew, kept frozen in a growable filter decoded from
+//! a chain, as earlier versions grew, kept frozen in a growable filter decoded from
 //! one), `recent`
 //! ([`RecentFilter`]: generation tags, the window's position, the per-thread counts,
 //! the sweep, its builder), `stats` ([`Stats`]),

@@ -37,9 +37,10 @@ use trace::Trace;
 #[derive(Parser)]
 #[command(about = "Replays cache traces through admission policies and reports hit ratios")]
 struct Cli {
-    /// A trace file (gzip or plain text, one key a line); repeat for several. Without
-    /// one, a synthetic Zipf trace with one-hit wonders.
-    #[arg(long = "trace")]
+    /// Trace files (gzip or plain text, one key a line): several after one `--trace` (a
+    /// shell glob) or one per `--trace`. Without one, a synthetic Zipf trace with
+    /// one-hit wonders.
+    #[arg(long = "trace", num_args = 1..)]
     traces: Vec<PathBuf>,
     /// Cache sizes: fractions of the trace's distinct keys (`5%`) or entry counts.
     #[arg(long, value_delimiter = ',')]

@@ -8,7 +8,7 @@
 //! |---|--:|---|
 //! | 0 | 8 | magic: the bytes `CCFILTER` |
 //! | 8 | 2 | format version: 1 |
-//! | 10 | 1 | kind: 1 = a [`CuckooFilter`](crate::CuckooFilter) (the other kinds: 3, 4 and 5 = a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), `growable.rs`; 2 = the chain of sub-filters earlier releases grew, `legacy.rs`) |
+//! | 10 | 1 | kind: 1 = a [`CuckooFilter`](crate::CuckooFilter) (the other kinds: 3, 4 and 5 = a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter), `growable.rs`; 2 = the chain of sub-filters earlier versions grew, `legacy.rs`) |
 //! | 11 | 1 | fingerprint bits: 8, 16 or 32 |
 //! | 12 | 1 | slots per bucket: 4 or 8 |
 //! | 13 | 1 | hasher: 0 = [`DefaultHashBuilder`](crate::DefaultHashBuilder), 1 = another `BuildHasher` |
