@@ -325,8 +325,8 @@ MUTATIONS = {
         "doubling::insert_races_a_doubling",
         "a doubling's new era starts with its stripes marked split",
         "src/expand/engine.rs",
-        """            Stripes::for_era(next_stripes, false),""",
-        """            Stripes::for_era(next_stripes, true),""",
+        """        let next = self.record_after(record, next_stripes, segment, false);""",
+        """        let next = self.record_after(record, next_stripes, segment, true);""",
     ),
     "p2": (
         "doubling::insert_races_a_doubling",

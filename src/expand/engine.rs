@@ -531,6 +531,26 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             .max(stripes)
     }
 
+    /// The record of the era after `record`'s: `stripes` stripes (marked split where
+    /// `split`: a decoded table has nothing left to move), and `segment`, the new half
+    /// of the table, whose first word follows the era's last.
+    fn record_after(
+        &self,
+        record: &EraRecord<F, B>,
+        stripes: usize,
+        segment: Table<F, B>,
+        split: bool,
+    ) -> EraRecord<F, B> {
+        let era = record.era;
+        EraRecord::new(
+            era + 1,
+            Stripes::for_era(stripes, split),
+            segment,
+            Table::<F, B>::word_of(self.buckets(era) as usize),
+            Some(record),
+        )
+    }
+
     // ----- operations (the engine's protocol over this layout) -----
 
     /// Whether the stash holds `key`, or a code answers for it. The stash is read
@@ -804,13 +824,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return false;
         };
         let next_stripes = self.next_stripes(stripes, era);
-        let next = EraRecord::new(
-            era + 1,
-            Stripes::for_era(next_stripes, false),
-            segment,
-            Table::<F, B>::word_of(self.buckets(era) as usize),
-            Some(record),
-        );
+        let next = self.record_after(record, next_stripes, segment, false);
         // Under every lock of this era no writer is between its check of the record and
         // its last store, and none can start one: the new record takes over at once.
         // Each stripe's count goes on in the stripe of the same number (the codes of its
@@ -890,14 +904,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for past in 0..era {
             let segment = Table::with_words(table.buckets(past) as usize, words.by_ref())?;
             stripes = table.next_stripes(stripes, past);
-            let record = table.record();
-            let next = EraRecord::new(
-                past + 1,
-                Stripes::for_era(stripes, true),
-                segment,
-                Table::<F, B>::word_of(table.buckets(past) as usize),
-                Some(record),
-            );
+            let next = table.record_after(table.record(), stripes, segment, true);
             table.control.records.publish(next, max_era);
         }
         // Each stripe's count, word by word: a word's codes all count to its first
