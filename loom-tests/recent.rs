@@ -1,7 +1,8 @@
-//! Models of `RecentFilter`'s sliding window, all on a window of 4 keys in 2 generations
-//! of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one stripe each.
-//! Models (j) and (j4) sweep the table as a large one is swept (a column of stripes at a
-//! time), (j2) and (j3) as a table this small is (whole, under every stripe lock).
+//! Models of `RecentFilter`'s sliding window, all but (j5) on a window of 4 keys in 2
+//! generations of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one
+//! stripe each. Models (j), (j4) and (j6) sweep the table as a large one is swept (a
+//! column of stripes at a time), (j2) and (j3) as a table this small is (whole, under
+//! every stripe lock); (j5) sweeps a table of two rows in two chunks, a line each.
 //!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
@@ -15,7 +16,7 @@
 //! generation before taking its lock could tag its key with the generation the slide
 //! was about to leave behind, and the next slide would empty it with the key.
 
-use super::{Keys, explore};
+use super::{Keys, explore, explore_with};
 use concurrent_cuckoo_filter::RecentFilter;
 use loom::sync::Arc;
 use loom::thread;
@@ -209,6 +210,111 @@ fn a_take_empties_forgotten_slots_while_the_window_opens() {
             opener.join().unwrap();
             taker.join().unwrap();
             assert!(filter.contains_hash(z), "Z, the last insert, was lost");
+        },
+    );
+}
+
+/// (j5) Two writers share the sweep of a two-chunk table while one of them stores a key
+/// into a line the other sweeps. A window of 48 keys in 2 generations (16 buckets of one
+/// word each, 4 stripes, so two rows of 8 words), swept a line at a time: two chunks, one
+/// per row, each under the locks of its column's four stripes. Before the threads start,
+/// generation 0 (tag 0) holds keys in every row, among them two in buckets 2 and 3, and
+/// is forgotten (closed) with none of it swept; A is in generation 1. Then X and Y are
+/// inserted at once, and each write claims and sweeps one chunk; the later one opens
+/// generation 2. Y's buckets are 2 and 3: its writer empties their forgotten slots under
+/// its pair lock and stores Y while the other may be sweeping row 0. A sweep that read a
+/// word without its stripe's lock could write it back without Y.
+#[test]
+fn two_writers_share_a_sweep_of_two_chunks() {
+    let mut builder = loom::model::Builder::new();
+    // The setup's inserts and sweeps run in the model too.
+    builder.max_branches = 100_000;
+    explore_with("two writers share a sweep of two chunks", builder, || {
+        let mut filter = RecentFilter::builder()
+            .window(48)
+            .generations(2)
+            .stripes(4)
+            .build()
+            .unwrap();
+        filter.debug_sweep_a_line_at_a_time();
+        assert_eq!(
+            filter.debug_sweep_chunks(),
+            2,
+            "setup: two rows, two chunks"
+        );
+        let filter = Arc::new(filter);
+        let mut keys = Keys::new();
+        // Generation 0: two keys in buckets 2 and 3, and one in each other pair of a row.
+        let old: Vec<u64> = [[2, 3], [2, 3], [0, 1], [8, 9], [10, 11], [12, 13]]
+            .into_iter()
+            .map(|buckets| key(&mut keys, &filter, Some(buckets)))
+            .collect();
+        let [p, q, a, x] = [(); 4].map(|()| key(&mut keys, &filter, Some([4, 5])));
+        let y = key(&mut keys, &filter, Some([2, 3]));
+        for &key in &old {
+            filter.insert_hash(key);
+        }
+        // Close generation 0 (forgetting the empty tag 1); P and Q, still tagged 0, each
+        // sweep a chunk, and the second opens generation 1.
+        assert!(filter.debug_close(), "setup: generation 0 should be open");
+        filter.insert_hash(p);
+        filter.insert_hash(q);
+        filter.insert_hash(a);
+        assert!(filter.debug_close(), "setup: generation 1 should be open");
+        assert_eq!(filter.debug_tag_counts()[0], old.len() + 2, "setup: tag 0");
+
+        let writers = [x, y].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        for (name, key) in [("A", a), ("X", x), ("Y", y)] {
+            assert!(
+                filter.contains_hash(key),
+                "{name}, within the window, was lost"
+            );
+        }
+        assert_eq!(
+            filter.debug_window(),
+            (2, false),
+            "both chunks were swept, so generation 2 should be open"
+        );
+        assert_eq!(
+            filter.debug_tag_counts()[0],
+            0,
+            "a forgotten key outlived the sweep"
+        );
+    });
+}
+
+/// (j6) A writer past a closed generation's overflow limit waits for the sweep another
+/// writer has claimed. A window of 4 in 2 generations of 2, swept as a large table is
+/// (one chunk here), so its overflow limit is 1: a closed generation takes 3 keys before
+/// its writers hurry the sweep. Generation 0 holds A and is closed before the threads
+/// start, none of it swept. C and D are inserted at once: the first write claims the
+/// one chunk, and the second, the generation's third key, finds none left to claim and
+/// waits until the window opens. A wait that did not watch the window would spin on
+/// after the open, with nothing left to claim (loom stops it at its branch limit).
+#[test]
+fn a_writer_past_the_overflow_limit_waits_for_the_sweep() {
+    explore(
+        "a writer past the overflow limit waits for the sweep",
+        || {
+            let filter = window(true);
+            let mut keys = Keys::new();
+            let [a, c, d] = [(); 3].map(|()| key(&mut keys, &filter, None));
+            filter.insert_hash(a);
+            assert!(filter.debug_close(), "setup: generation 0 should be open");
+            let writers = [c, d].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
+            for writer in writers {
+                writer.join().unwrap();
+            }
+            assert_eq!(filter.debug_window(), (1, false), "the sweep did not end");
+            for (name, key) in [("A", a), ("C", c), ("D", d)] {
+                assert!(
+                    filter.contains_hash(key),
+                    "{name}, within the window, was lost"
+                );
+            }
         },
     );
 }

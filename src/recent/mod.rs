@@ -721,7 +721,19 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     /// Sweeps in columns of stripes even if the table is small enough to be swept whole
     /// (see `sweep.rs`): lets the loom models check the sweep that large windows use.
     pub fn debug_sweep_in_columns(&mut self) {
-        self.sweep.in_columns();
+        self.sweep.in_columns(usize::MAX);
+    }
+
+    /// [`debug_sweep_in_columns`](Self::debug_sweep_in_columns) in chunks of one table
+    /// line each: a table of two rows (16 words at 4 stripes) is swept in two chunks, so
+    /// that a loom model can race two writers' claims.
+    pub fn debug_sweep_a_line_at_a_time(&mut self) {
+        self.sweep.in_columns(1);
+    }
+
+    /// Chunks in a round of the sweep.
+    pub fn debug_sweep_chunks(&self) -> u64 {
+        self.sweep.chunks()
     }
 
     /// Kicks while sweeping without first emptying the forgotten slots around the

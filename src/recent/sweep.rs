@@ -111,6 +111,9 @@ pub(crate) struct SweepSchedule {
     /// Columns of 8 words that hold table words.
     columns: usize,
     rows: usize,
+    /// Lines a chunk spans: [`CHUNK_LINES`] (fewer only in the loom models, whose tables
+    /// are too small for a second chunk of that many).
+    chunk_lines: usize,
     chunks: u64,
     table_words: usize,
     /// A table of at most [`WHOLE_TABLE_WORDS`] is swept whole, under every stripe lock,
@@ -136,6 +139,7 @@ impl SweepSchedule {
             row_words,
             columns,
             rows,
+            chunk_lines: CHUNK_LINES,
             chunks,
             table_words,
             whole,
@@ -151,12 +155,14 @@ impl SweepSchedule {
         self.chunks
     }
 
-    /// Sweeps in columns even a table of one chunk (for the loom models, whose tables
-    /// are all that small).
+    /// Sweeps in columns even a table of one chunk, in chunks of `chunk_lines` lines (for
+    /// the loom models, whose tables are all that small: one line a chunk gives a table
+    /// of two rows two chunks).
     #[cfg(feature = "test-hooks")]
-    pub(crate) fn in_columns(&mut self) {
+    pub(crate) fn in_columns(&mut self, chunk_lines: usize) {
         self.whole = false;
-        self.chunks = (self.columns * self.rows.div_ceil(CHUNK_LINES)) as u64;
+        self.chunk_lines = chunk_lines.clamp(1, CHUNK_LINES);
+        self.chunks = (self.columns * self.rows.div_ceil(self.chunk_lines)) as u64;
         self.progress = ProgressWords::new(self.chunks, true);
     }
 
@@ -202,8 +208,11 @@ impl SweepSchedule {
     /// The chunk's column and its rows.
     fn place(&self, chunk: Chunk) -> (usize, std::ops::Range<usize>) {
         let column = (chunk.index % self.columns as u64) as usize;
-        let first_row = (chunk.index / self.columns as u64) as usize * CHUNK_LINES;
-        (column, first_row..(first_row + CHUNK_LINES).min(self.rows))
+        let first_row = (chunk.index / self.columns as u64) as usize * self.chunk_lines;
+        (
+            column,
+            first_row..(first_row + self.chunk_lines).min(self.rows),
+        )
     }
 }
 
