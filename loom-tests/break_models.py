@@ -213,6 +213,18 @@ MUTATIONS = {
         """            while self.position() == window && !self.help_sweep() {""",
         """            while !self.help_sweep() {""",
     ),
+    "j9": (
+        "recent::a_writer_finds_the_open_generation_full",
+        "a RecentFilter writer refused by a full generation closes whatever window it reads next",
+        "src/recent/mod.rs",
+        """            if self
+                .fill
+                .reached(window.tag(), window.opened(), self.fill.generation_len())
+            {
+                self.close(window, false);
+            }""",
+        """            self.close(window, false);""",
+    ),
     "t9": (
         "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
         "a close forgets a generation still inside the window instead of the oldest",
@@ -233,6 +245,20 @@ MUTATIONS = {
         "src/recent/sweep.rs",
         """        if self.fill.held(dead) > 0 {""",
         """        if false && self.fill.held(dead) > 0 {""",
+    ),
+    "t20": (
+        "tests/recent.rs::small_windows_do_not_slide_early_with_one_writer",
+        "a small RecentFilter window gets a table sized for it alone, a dozen buckets",
+        "src/recent/builder.rs",
+        """.max(self.min_buckets),""",
+        """.max(0),""",
+    ),
+    "t21": (
+        "tests/recent.rs::many_writers_on_small_windows_do_not_slide_early",
+        "a RecentFilter table swept whole counts a key after storing it, as a chunked one does",
+        "src/recent/mod.rs",
+        """        if !(self.sweep.swept_whole() && self.fill.is_one_shard()) {""",
+        """        if true {""",
     ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",

@@ -1,8 +1,8 @@
 //! Models of `RecentFilter`'s sliding window, all but (j5) on a window of 4 keys in 2
 //! generations of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one
 //! stripe each. Models (j), (j4) and (j6) sweep the table as a large one is swept (a
-//! column of stripes at a time), (j2) and (j3) as a table this small is (whole, under
-//! every stripe lock); (j5) sweeps a table of two rows in two chunks, a line each.
+//! column of stripes at a time), (j2), (j3) and (j7) as a table this small is (whole,
+//! under every stripe lock); (j5) sweeps a table of two rows in two chunks, a line each.
 //!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
@@ -29,6 +29,7 @@ fn window(in_columns: bool) -> Arc<RecentFilter> {
         .window(4)
         .generations(2)
         .stripes(4)
+        .without_min_buckets()
         .build()
         .unwrap();
     if in_columns {
@@ -155,6 +156,7 @@ fn two_count_shards_fill_a_generation() {
                 .window(4)
                 .generations(2)
                 .stripes(4)
+                .without_min_buckets()
                 .count_shards(2)
                 .build()
                 .unwrap(),
@@ -234,6 +236,7 @@ fn two_writers_share_a_sweep_of_two_chunks() {
             .window(48)
             .generations(2)
             .stripes(4)
+            .without_min_buckets()
             .build()
             .unwrap();
         filter.debug_sweep_a_line_at_a_time();
@@ -317,4 +320,34 @@ fn a_writer_past_the_overflow_limit_waits_for_the_sweep() {
             }
         },
     );
+}
+
+/// (j7) A writer finds the open generation full before its writer has closed it. A
+/// window of 4 in 2 generations of 2, swept whole, so counted in one shard and each key
+/// counted in before it is stored: A is in generation 0 before the threads start, and
+/// B and C are inserted at once. The first to count fills generation 0; the second, if
+/// it comes before the close, stores nothing, moves the window on (or waits for it)
+/// and tries again. B and C are the last two inserts, so both are found, and generation
+/// 0 holds at most 3 keys. A writer that moved on whatever window it read next could
+/// close generation 1, opened meanwhile and still empty, and forget B with generation 0.
+#[test]
+fn a_writer_finds_the_open_generation_full() {
+    explore("a writer finds the open generation full", || {
+        let filter = window(false);
+        let mut keys = Keys::new();
+        let [a, b, c] = [(); 3].map(|()| key(&mut keys, &filter, None));
+        filter.insert_hash(a);
+        let writers = [b, c].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let tags = filter.debug_tag_counts();
+        assert!(tags[0] <= 3, "generation 0 took {} keys: {tags:?}", tags[0]);
+        for (name, key) in [("B", b), ("C", c)] {
+            assert!(
+                filter.contains_hash(key),
+                "{name}, within the window, was lost"
+            );
+        }
+    });
 }

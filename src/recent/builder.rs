@@ -3,7 +3,6 @@
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
-use super::fill::shards_for;
 use super::tags::Tags;
 use super::{RecentFilter, SLOTS};
 use crate::builder::{buckets_at_load, checked_buckets, checked_stripes, default_stripes};
@@ -27,6 +26,14 @@ pub const DEFAULT_GENERATIONS: usize = 4;
 /// [`CuckooFilter`]: crate::CuckooFilter
 const WINDOW_LOAD: f64 = 0.92;
 
+/// Buckets of the smallest table: a window of a few dozen keys in a table sized for it
+/// (a dozen buckets or so) forgot a generation early about once per million inserts with
+/// one writer, because a ninth key came to a bucket pair whose 8 slots held keys of that
+/// pair alone (a few pairs share every key there); at 64 buckets (512 bytes at 16 bits)
+/// none did in 4 M inserts per window from 8 to 200 keys (BENCHMARKS.md, "Small
+/// windows").
+const MIN_BUCKETS: usize = 64;
+
 /// Builds a [`RecentFilter`]; start from [`RecentFilter::builder`].
 ///
 /// ```
@@ -48,6 +55,8 @@ pub struct RecentBuilder<F = u16, S = DefaultHashBuilder> {
     generations: usize,
     stripes: Option<usize>,
     count_shards: Option<usize>,
+    /// The smallest table's buckets: [`MIN_BUCKETS`] (fewer only in tests).
+    min_buckets: usize,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -60,6 +69,7 @@ impl RecentBuilder {
             generations: DEFAULT_GENERATIONS,
             stripes: None,
             count_shards: None,
+            min_buckets: MIN_BUCKETS,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -106,6 +116,16 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         self
     }
 
+    /// Sizes the table for the window alone, without the smallest table's floor of
+    /// 64 buckets: lets the loom models build tables of 4 and 16 buckets, and a test
+    /// crowd a table of a few. Test-only; not part of the API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn without_min_buckets(mut self) -> Self {
+        self.min_buckets = 0;
+        self
+    }
+
     /// Hashes keys with `hasher`.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> RecentBuilder<F, T> {
         RecentBuilder {
@@ -113,6 +133,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             generations: self.generations,
             stripes: self.stripes,
             count_shards: self.count_shards,
+            min_buckets: self.min_buckets,
             hasher,
             _fingerprint: PhantomData,
         }
@@ -125,6 +146,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             generations: self.generations,
             stripes: self.stripes,
             count_shards: self.count_shards,
+            min_buckets: self.min_buckets,
             hasher: self.hasher,
             _fingerprint: PhantomData,
         }
@@ -151,20 +173,19 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             .checked_mul(self.generations)
             .ok_or(BuildError::TooLarge)?;
         let buckets = checked_buckets(
-            buckets_at_load(keys, SLOTS, WINDOW_LOAD),
+            buckets_at_load(keys, SLOTS, WINDOW_LOAD).max(self.min_buckets),
             SLOTS * F::BITS as usize / 8,
         )?;
         // As a `CuckooFilter`'s: a tiny window (a ghost for a cache of a few hundred
         // entries) gets one stripe per 16 buckets.
         let stripes = checked_stripes(self.stripes, default_stripes(buckets))?;
         let raw = RawFilter::new(buckets, stripes).map_err(|_| BuildError::OutOfMemory)?;
-        let count_shards = self.count_shards.unwrap_or_else(|| shards_for(buckets));
         Ok(RecentFilter::from_parts(
             raw,
             self.hasher,
             tags,
             generation_len,
-            count_shards,
+            self.count_shards,
         ))
     }
 }

@@ -56,6 +56,16 @@ struct Shard {
     look_opened: AtomicU64,
 }
 
+impl Shard {
+    /// Whether this shard, now counting `held` keys of generation `opened`, looks at the
+    /// sum.
+    #[inline]
+    fn looks_at(&self, held: i64, opened: u64) -> bool {
+        held >= self.look_at.load(Ordering::Relaxed) as i64
+            || self.look_opened.load(Ordering::Relaxed) != opened
+    }
+}
+
 enum Shards {
     /// A small table's single shard, unpadded (see [`BUCKETS_PER_SHARD`]).
     One(Box<Shard>),
@@ -123,8 +133,27 @@ impl FillCounts {
     pub(crate) fn added(&self, tag: u64, opened: u64) -> bool {
         let shard = self.own();
         let held = shard.held[tag as usize].fetch_add(1, Ordering::SeqCst) as i64 + 1;
-        held >= shard.look_at.load(Ordering::Relaxed) as i64
-            || shard.look_opened.load(Ordering::Relaxed) != opened
+        shard.looks_at(held, opened)
+    }
+
+    /// [`added`](Self::added) unless generation `tag` then holds more than `most` keys:
+    /// `None`, and nothing counted. Exact only with one shard (the sum of several is
+    /// not read here), the only case it serves.
+    #[inline]
+    pub(crate) fn added_within(&self, tag: u64, opened: u64, most: i64) -> Option<bool> {
+        debug_assert!(self.is_one_shard());
+        let shard = self.own();
+        let held = shard.held[tag as usize].fetch_add(1, Ordering::SeqCst) as i64 + 1;
+        if held > most {
+            shard.held[tag as usize].fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(shard.looks_at(held, opened))
+    }
+
+    /// Whether one shard counts every writer's keys (a small table's).
+    pub(crate) fn is_one_shard(&self) -> bool {
+        self.mask == 0
     }
 
     /// `n` keys of generation `tag` forgotten. Counted before the slots are emptied, so

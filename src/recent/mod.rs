@@ -17,17 +17,25 @@
 //! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
 //! the inserts in flight later. Then it takes the inserts made while the one before it
 //! is swept: each write in that time sweeps a chunk of 256 table words, so about one
-//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`; below
-//! about 3,700 keys of window at 16-bit fingerprints the closing insert sweeps the whole
-//! table itself, and only the writers already past their window read add to it: up to
-//! about one each). Past the overflow limit (`g / 128`, or twice the chunks where that
-//! is more; a sweep whose writers stall, or that goes round again), each write sweeps a
-//! chunk more and waits when none is left to claim (`FillCounts::overflow_limit`). The
-//! table is sized for `G·g` at 92% load, with room for both. A small window written by
-//! many more threads than its generation's 8% of spare slots can fill its table
-//! instead: an insert that then finds no room slides early (`RecentStats::
-//! early_slides`), and a key of the oldest generation is forgotten before its
-//! `w·(G − 1)/G` inserts have passed.
+//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`). Past
+//! the overflow limit (`g / 128`, or twice the chunks where that is more; a sweep whose
+//! writers stall, or that goes round again), each write sweeps a chunk more and waits
+//! when none is left to claim (`FillCounts::overflow_limit`). The table is sized for
+//! `G·g` at 92% load, with room for both.
+//!
+//! A window below about 3,700 keys at 16-bit fingerprints has a table of at most 1,024
+//! words, which the closing insert sweeps whole, under every stripe lock. Its overflow
+//! limit is 1 and its spare slots a few dozen, fewer than the writers a busy machine
+//! may have in flight past a full generation; so it counts in one shard, and each key
+//! is counted in before it is stored, exactly (`count_in`): an open generation takes
+//! `g` keys and a closed one, while the one before it is swept, one more. And its table
+//! has at least 64 buckets: in a table of a dozen, a ninth key now and then comes to a
+//! bucket pair whose 8 slots hold keys of that pair alone. An insert that finds no room
+//! even by kicking slides early (`RecentStats::early_slides`), and a key of the oldest
+//! generation is forgotten before its `w·(G − 1)/G` inserts have passed; measured with
+//! `examples/small_windows.rs` (BENCHMARKS.md, "Small windows"), none did in 4 M
+//! inserts per window from 16 to 1,000 keys, by 1, 24 or 64 threads on 2 cores, where
+//! before these two changes 1 thread slid early 1 to 5 times and 64 threads up to 372.
 //!
 //! # Concurrency
 //!
@@ -93,12 +101,13 @@ const SLOTS: usize = 4;
 ///
 /// A key inserted within the last `w·(G − 1)/G` inserts is always found (`G`
 /// generations, 4 by default), also while another thread slides the window, as long as
-/// no slide came early ([`RecentStats::early_slides`], 0 unless a small window is written
-/// by many threads at once: see the module docs); older keys are forgotten a generation
-/// at a time. Like any filter it answers `true` for a key it
+/// no slide came early ([`RecentStats::early_slides`]: an insert that found no room even
+/// by kicking, which the table's sizing makes rare; see the module docs); older keys are
+/// forgotten a generation at a time. Like any filter it answers `true` for a key it
 /// never saw with a small probability ([`false_positive_bound`](Self::false_positive_bound)):
 /// about 0.05% at 16-bit fingerprints and 4 generations. Memory is fixed when it is made:
-/// about 2.2 bytes per key of window at 16-bit fingerprints.
+/// about 2.2 bytes per key of window at 16-bit fingerprints, and at least a table of 64
+/// buckets (512 bytes) for a window of under about 230 keys.
 ///
 /// ```
 /// use concurrent_cuckoo_filter::RecentFilter;
@@ -143,6 +152,10 @@ enum Step {
     Absent,
     /// The key is not there and both its buckets are full.
     Full,
+    /// The key would be stored (or refreshed) into a generation that holds all it may
+    /// take (a table swept whole: see [`count_in`](RecentFilter::count_in)); nothing
+    /// changed.
+    Overfull,
 }
 
 /// What a writer does with a key it finds, and without it.
@@ -182,10 +195,20 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         hasher: S,
         tags: Tags,
         generation_len: usize,
-        count_shards: usize,
+        count_shards: Option<usize>,
     ) -> Self {
         raw.untag = tags.untag();
         let sweep = SweepSchedule::new(raw.table.words(), raw.stripes.len());
+        // A table swept whole counts in one shard, so that a store can be counted in
+        // before it is made, exactly (see `count_in`); its few hundred keys sit on a
+        // few dozen cache lines that its writers share anyway.
+        let count_shards = count_shards.unwrap_or_else(|| {
+            if sweep.swept_whole() {
+                1
+            } else {
+                fill::shards_for(raw.indexer.buckets())
+            }
+        });
         Self {
             raw,
             hasher,
@@ -360,6 +383,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         self.raw.prefetch(c);
         match self.write_once(c, on_hit) {
             Step::Full => self.write_full(c, on_hit),
+            Step::Overfull => self.write_overfull(c, on_hit),
             step => step,
         }
     }
@@ -376,13 +400,8 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             if let Some(dead) = seen.dead_tag() {
                 self.reclaim(&guard, c, dead);
             }
-            let step = self.write_locked(&guard, c, seen.tag(), on_hit);
-            let counted = matches!(step, Step::Refreshed | Step::Stored);
-            (
-                step,
-                counted && self.fill.added(seen.tag(), seen.opened()),
-                seen,
-            )
+            let (step, look) = self.write_locked(&guard, c, seen, on_hit);
+            (step, look, seen)
         };
         if look {
             self.look(seen);
@@ -421,42 +440,122 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             }
             match self.write_once(c, on_hit) {
                 Step::Full => {}
+                Step::Overfull => self.make_way(),
                 step => return step,
             }
         }
     }
 
-    /// The locked part of [`write`](Self::write): `tag` is the current generation's.
-    fn write_locked(&self, guard: &PairGuard<'_>, c: Candidates, tag: u64, on_hit: OnHit) -> Step {
+    /// [`write`](Self::write) when the current generation holds all it may take: moves
+    /// the window on (or waits for it), and tries again.
+    #[cold]
+    #[inline(never)]
+    fn write_overfull(&self, c: Candidates, on_hit: OnHit) -> Step {
+        loop {
+            self.make_way();
+            match self.write_once(c, on_hit) {
+                Step::Overfull => {}
+                Step::Full => return self.write_full(c, on_hit),
+                step => return step,
+            }
+        }
+    }
+
+    /// Counts one more key into the current generation of `seen` (under the key's pair
+    /// lock, right before it is stored there); `None` if it holds all it may take, and
+    /// nothing was counted. `Some(look)`: whether the writer then looks at the sum
+    /// ([`look`](Self::look)).
+    ///
+    /// In a table swept in chunks a generation takes every key, and its writers are
+    /// held back after their store instead ([`look`](Self::look)): its overflow limit
+    /// (twice the chunks, or `g / 128`) leaves room for every writer in flight. A table
+    /// swept whole has an overflow limit of 1 and a few dozen spare slots, which the
+    /// writers in flight past a full generation filled: 64 threads on a window of 230
+    /// forgot a generation early 372 times in 4 M inserts (BENCHMARKS.md, "Small
+    /// windows"). There one shard counts (see `from_parts`), and a key is counted in
+    /// before it is stored, exactly: an open generation takes its share `g`, and a
+    /// closed one, while the one before it is swept, one more.
+    #[inline]
+    fn count_in(&self, seen: Window) -> Option<bool> {
+        let (tag, opened) = (seen.tag(), seen.opened());
+        if !(self.sweep.swept_whole() && self.fill.is_one_shard()) {
+            return Some(self.fill.added(tag, opened));
+        }
+        let mut most = self.fill.generation_len();
+        if seen.is_sweeping() {
+            most += self.fill.overflow_limit();
+        }
+        self.fill.added_within(tag, opened, most)
+    }
+
+    /// The current generation holds all it may take ([`count_in`](Self::count_in)):
+    /// closes it if it is still open, or sweeps or waits until the window opens the
+    /// next. Reads the window afresh: one that moved on since the write's lock needs
+    /// nothing.
+    #[cold]
+    #[inline(never)]
+    fn make_way(&self) {
+        let window = self.position();
+        if !window.is_sweeping() {
+            if self
+                .fill
+                .reached(window.tag(), window.opened(), self.fill.generation_len())
+            {
+                self.close(window, false);
+            }
+            return;
+        }
+        let backoff = Backoff::new();
+        while self.position() == window && !self.help_sweep() {
+            backoff.snooze();
+        }
+    }
+
+    /// The locked part of [`write`](Self::write): `seen` is the window read under the
+    /// lock. With the step, whether the writer looks at the generation's count after
+    /// (see [`count_in`](Self::count_in)).
+    fn write_locked(
+        &self,
+        guard: &PairGuard<'_>,
+        c: Candidates,
+        seen: Window,
+        on_hit: OnHit,
+    ) -> (Step, bool) {
         let pair = self.raw.table.load_pair(c.i1, c.i2);
         let hits = self.matches(&pair, c);
         if on_hit != OnHit::Refresh && self.forget_first(guard, c, hits) {
-            return Step::Forgotten;
+            return (Step::Forgotten, false);
         }
         if on_hit == OnHit::Take {
-            return Step::Absent;
+            return (Step::Absent, false);
         }
-        let tagged = c.fp | tag;
+        let tagged = c.fp | seen.tag();
         if let Some(hit) = hits.first() {
             if match_pair::<F>(&pair, tagged, SLOTS).any() {
-                return Step::Current;
+                return (Step::Current, false);
             }
+            let Some(look) = self.count_in(seen) else {
+                return (Step::Overfull, false);
+            };
             let (bucket, slot) = RawFilter::<F, SLOTS>::bucket_and_slot(c, hit);
             // Counted out of its old generation before the slot changes (see
             // `FillCounts::removed`).
             self.fill
                 .removed(self.tags.tag_of(self.raw.table.slot(bucket, slot)), 1);
             self.raw.table.set_slot(bucket, slot, tagged);
-            return Step::Refreshed;
+            return (Step::Refreshed, look);
         }
         let empty = match_pair::<F>(&pair, 0, SLOTS);
         if !empty.any() {
-            return Step::Full;
+            return (Step::Full, false);
         }
+        let Some(look) = self.count_in(seen) else {
+            return (Step::Overfull, false);
+        };
         let (bucket, slot) = RawFilter::<F, SLOTS>::emptier_bucket(c, empty);
         self.raw.table.set_slot(bucket, slot, tagged);
         guard.count_added(self.raw.stripe_of(bucket));
-        Step::Stored
+        (Step::Stored, look)
     }
 
     /// This writer's shard has counted enough of generation `window.tag()` to look at the
@@ -683,9 +782,11 @@ pub struct RecentStats {
     /// inserts until they are done).
     pub forgetting: bool,
     /// Slides forced by an insert that found no room (the oldest generation forgotten
-    /// before its time). The table is sized so that this does not happen with a few
-    /// writers; a small window written by many threads at once, or keys that crowd one
-    /// bucket pair of a tiny table, can still force one.
+    /// before its time). The table is sized, and a small window's generations counted,
+    /// so that this does not happen (none in 4 M inserts per window from 16 to 1,000
+    /// keys by 1 to 64 threads, nor in the tests' larger windows); keys that crowd one
+    /// bucket pair, or a table built with more writers in flight than its spare slots,
+    /// can still force one.
     pub early_slides: u64,
     /// Sweeps of a forgotten generation that had to go through the table again, because
     /// a kick carried one of its keys from a line not yet swept into one already swept.

@@ -150,6 +150,12 @@ impl SweepSchedule {
         self.progress.memory_usage()
     }
 
+    /// Whether the table is swept whole, under every stripe lock, by the write that
+    /// closes a generation.
+    pub(crate) fn swept_whole(&self) -> bool {
+        self.whole
+    }
+
     /// Chunks in a round (1 for a table swept whole).
     pub(crate) fn chunks(&self) -> u64 {
         self.chunks
