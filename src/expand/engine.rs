@@ -553,9 +553,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// entries, so a lookup that finds an entry empty finds the key in the table.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, key: Key) -> bool {
-        if self.control.stash.holds(key) {
-            return true;
-        }
+        self.control.stash.holds(key) || self.buckets_hold(access, key)
+    }
+
+    /// Whether a code in `key`'s buckets answers for it.
+    #[inline(always)]
+    fn buckets_hold<A: Access>(&self, access: A, key: Key) -> bool {
         let record = self.control.records.current_by_kind(&self.first);
         // One branch on the era: each arm is compiled for its kind of record (see
         // `Pinned`), the first read as a field of the table. The sides are made in each
