@@ -359,8 +359,8 @@ MUTATIONS = {
         "doubling::lookup_races_a_doubling",
         "a lookup validates its stamps but not that its era is still current",
         "src/engine.rs",
-        """    if split && (!A::SHARED || (stripes.validate(s1, s2, stamp) && layout.era_unchanged(era))) {""",
-        """    if split && (!A::SHARED || stripes.validate(s1, s2, stamp)) {""",
+        """    if split && (!A::SHARED || (versions.validate(s1, s2, stamp) && layout.era_unchanged(era))) {""",
+        """    if split && (!A::SHARED || versions.validate(s1, s2, stamp)) {""",
     ),
     "m2": (
         "tests/growable.rs::doublings_in_a_row_split_what_no_writer_touched",
@@ -499,8 +499,8 @@ MUTATIONS = {
         "doubling::lookup_races_an_unstash",
         "a growing table's lookup reads its stash after its buckets",
         "src/expand/engine.rs",
-        """        self.control.stash.holds(key) || engine::contains(self, access, self.sides(key))""",
-        """        engine::contains(self, access, self.sides(key)) || self.control.stash.holds(key)""",
+        """        self.control.stash.holds(key) || self.buckets_hold(access, key)""",
+        """        self.buckets_hold(access, key) || self.control.stash.holds(key)""",
     ),
     "t": (
         "doubling::remove_races_an_unstash",

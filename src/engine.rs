@@ -164,9 +164,10 @@ pub(crate) trait Layout<const B: usize> {
 
     /// `key` in two words, and back: so that the call out of line after a failed
     /// validation takes it in two registers (a larger struct is spilled to the stack on
-    /// every lookup just to be ready for that rare call).
+    /// every lookup just to be ready for that rare call). Back through the layout, so a
+    /// layout may keep fewer words than its key holds and work out the rest again.
     fn key_to_words(key: Self::Key) -> (u64, u64);
-    fn key_from_words(words: (u64, u64)) -> Self::Key;
+    fn key_from_words(&self, words: (u64, u64)) -> Self::Key;
 
     /// The current era, loaded with `Acquire`.
     fn era(&self) -> Self::Era<'_>;
@@ -331,24 +332,37 @@ pub(crate) trait Layout<const B: usize> {
 #[inline(always)]
 pub(crate) fn read<L: Layout<B>, A: Access, R, const B: usize>(
     layout: &L,
-    _access: A,
+    access: A,
     key: L::Key,
     probe: impl Fn(&Pair, &Located<L::Bucket>) -> R,
     is_final: impl Fn(&R) -> bool,
 ) -> R {
-    let era = layout.era();
+    read_at(layout, access, layout.era(), key, probe, is_final)
+}
+
+/// [`read`] at an era the caller pinned (with [`Layout::era`]), so that a layout may
+/// branch on the era once and have each arm compiled for its kind of era.
+#[inline(always)]
+pub(crate) fn read_at<'a, L: Layout<B>, A: Access, R, const B: usize>(
+    layout: &'a L,
+    _access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+    probe: impl Fn(&Pair, &Located<L::Bucket>) -> R,
+    is_final: impl Fn(&R) -> bool,
+) -> R {
     let c = layout.locate(era, key);
     if !A::SHARED && layout.settled(era) {
         return probe(&layout.load_pair(era, &c), &c);
     }
-    let stripes = layout.stripes(era);
     let [s1, s2] = stripes_of(layout, era, &c);
-    let stamp = stripes.stamp(s1, s2);
+    let versions = layout.stripes(era).versions();
+    let stamp = versions.stamp(s1, s2);
     // The buckets' addresses do not wait for the split bits: a stripe not split yet is
     // rare (only while a doubling's splits are under way), and read again.
     let answer = probe(&layout.load_pair(era, &c), &c);
     let split = !L::GROWS || stamp.both_split();
-    if split && (!A::SHARED || (stripes.validate(s1, s2, stamp) && layout.era_unchanged(era))) {
+    if split && (!A::SHARED || (versions.validate(s1, s2, stamp) && layout.era_unchanged(era))) {
         return answer;
     }
     let (first, second) = L::key_to_words(key);
@@ -369,7 +383,7 @@ fn read_again<L: Layout<B>, A: Access, R, const B: usize>(
     probe: impl Fn(&Pair, &Located<L::Bucket>) -> R,
     is_final: impl Fn(&R) -> bool,
 ) -> R {
-    let key = L::key_from_words((first, second));
+    let key = layout.key_from_words((first, second));
     let backoff = Backoff::new();
     for _ in 0..OPTIMISTIC_ATTEMPTS {
         let era = layout.era();
@@ -411,7 +425,18 @@ pub(crate) fn contains<L: Layout<B>, A: Access, const B: usize>(
     access: A,
     key: L::Key,
 ) -> bool {
-    read::<L, A, bool, B>(layout, access, key, L::holds, |&hit| hit)
+    contains_at(layout, access, layout.era(), key)
+}
+
+/// [`contains`] at an era the caller pinned (see [`read_at`]).
+#[inline(always)]
+pub(crate) fn contains_at<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+) -> bool {
+    read_at::<L, A, bool, B>(layout, access, era, key, L::holds, |&hit| hit)
 }
 
 /// Codes in `key`'s two buckets that answer for it. Always validated: a copy caught
@@ -634,7 +659,7 @@ fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
     unique: bool,
     current: &impl Fn() -> bool,
 ) -> Option<Result<bool, InsertError>> {
-    let key = L::key_from_words((first, second));
+    let key = layout.key_from_words((first, second));
     crate::kick::insert_kicking(layout, access, key, unique, current)
 }
 

@@ -207,6 +207,19 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// A lookup through `access`: the tables, then a frozen chain.
     #[inline]
     pub(crate) fn contains_with<A: Access>(&self, access: A, hash: u64) -> bool {
+        if self.frozen.is_some() {
+            return self.contains_with_frozen(access, hash);
+        }
+        self.chain.contains(access, hash)
+    }
+
+    /// [`contains_with`](Self::contains_with) in a filter decoded with a frozen chain.
+    /// Out of line: the chain's lookup, kept in line after the tables', needed the hash
+    /// in a saved register on every lookup, and the table's slow path could not be a
+    /// tail call.
+    #[cold]
+    #[inline(never)]
+    fn contains_with_frozen<A: Access>(&self, access: A, hash: u64) -> bool {
         self.chain.contains(access, hash) || self.frozen_holds(hash)
     }
 

@@ -295,7 +295,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
     }
 
     #[inline(always)]
-    fn key_from_words((first, second): (u64, u64)) -> Candidates {
+    fn key_from_words(&self, (first, second): (u64, u64)) -> Candidates {
         Candidates {
             fp: first & u64::from(u32::MAX),
             i1: (first >> 32) as usize,

@@ -66,6 +66,39 @@ pub(crate) struct Stripes {
     snapshots: Box<AtomicUsize>,
 }
 
+/// The stripes' move versions as a reader holds them for one read: the slice itself,
+/// taken once, so that the re-reads after the fence reuse its address and length. (A
+/// growing table's stripes are reached through a pointer, whose target the compiler
+/// must read again after every `Acquire`, checking both indices again.)
+#[derive(Clone, Copy)]
+pub(crate) struct Versions<'a>(&'a [AtomicU32]);
+
+impl Versions<'_> {
+    /// Reader, before loading the buckets: both versions with `Acquire`. A stamp taken
+    /// during a move (an odd version) never validates; the reader need not test for that
+    /// before reading, which leaves a single branch on the whole optimistic read.
+    #[inline]
+    pub(crate) fn stamp(self, a: usize, b: usize) -> Stamp {
+        Stamp(
+            self.0[a].load(Ordering::Acquire),
+            self.0[b].load(Ordering::Acquire),
+        )
+    }
+
+    /// Reader, after loading the buckets: true if no move was in progress at `stamp` and
+    /// none touched either stripe since, so the copy it read was consistent.
+    #[inline]
+    pub(crate) fn validate(self, a: usize, b: usize, stamp: Stamp) -> bool {
+        // Orders the bucket loads before the re-reads: if a bucket load saw a move's
+        // store, the move's odd version is visible here.
+        fence(Ordering::Acquire);
+        // Combined without short-circuit: one well-predicted branch for the caller.
+        let changed = (self.0[a].load(Ordering::Relaxed) ^ stamp.0)
+            | (self.0[b].load(Ordering::Relaxed) ^ stamp.1);
+        (changed | stamp.odd_bit()) == 0
+    }
+}
+
 /// Kick moves are paused while this lives: a snapshot copies the table meanwhile.
 #[must_use]
 pub(crate) struct MovesPaused<'a>(&'a Stripes);
@@ -223,28 +256,23 @@ impl Stripes {
         self.writers[s].lock.lock()
     }
 
-    /// Reader, before loading the buckets: both versions with `Acquire`. A stamp taken
-    /// during a move (an odd version) never validates; the reader need not test for that
-    /// before reading, which leaves a single branch on the whole optimistic read.
+    /// The move versions, for a reader's [`stamp`](Versions::stamp) and
+    /// [`validate`](Versions::validate).
     #[inline]
-    pub(crate) fn stamp(&self, a: usize, b: usize) -> Stamp {
-        Stamp(
-            self.versions[a].load(Ordering::Acquire),
-            self.versions[b].load(Ordering::Acquire),
-        )
+    pub(crate) fn versions(&self) -> Versions<'_> {
+        Versions(&self.versions)
     }
 
-    /// Reader, after loading the buckets: true if no move was in progress at `stamp` and
-    /// none touched either stripe since, so the copy it read was consistent.
+    /// Reader, before loading the buckets: see [`Versions::stamp`].
+    #[inline]
+    pub(crate) fn stamp(&self, a: usize, b: usize) -> Stamp {
+        self.versions().stamp(a, b)
+    }
+
+    /// Reader, after loading the buckets: see [`Versions::validate`].
     #[inline]
     pub(crate) fn validate(&self, a: usize, b: usize, stamp: Stamp) -> bool {
-        // Orders the bucket loads before the re-reads: if a bucket load saw a move's
-        // store, the move's odd version is visible here.
-        fence(Ordering::Acquire);
-        // Combined without short-circuit: one well-predicted branch for the caller.
-        let changed = (self.versions[a].load(Ordering::Relaxed) ^ stamp.0)
-            | (self.versions[b].load(Ordering::Relaxed) ^ stamp.1);
-        (changed | stamp.odd_bit()) == 0
+        self.versions().validate(a, b, stamp)
     }
 
     /// Stops kick moves for as long as the returned guard lives, once the moves already

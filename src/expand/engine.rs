@@ -43,7 +43,7 @@ use std::collections::TryReserveError;
 
 use smallvec::SmallVec;
 
-use super::record::{EraRecord, Records, Spot};
+use super::record::{Arm, EraRecord, Pinned, Records, Spot};
 use super::scheme::{Era, Key, Pairing, Scheme, Split};
 use super::stash::{STASH_KEYS, Stash};
 use crate::engine::{self, Growth, Layout, Located, Overflow, Placement, Stale};
@@ -61,11 +61,13 @@ use crate::table::Table;
 /// nothing.
 const MAX_DOUBLINGS_PER_INSERT: usize = 1;
 
-/// One side of a key: its base bucket and its stream on that side.
+/// One side of a key: its base bucket, the stream its descendants are read from, and
+/// the stream its codes are read from (side 1's on both sides with shared codes).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Side {
     base: u32,
     stream: u32,
+    code: u32,
 }
 
 /// The stripes a table of `buckets` buckets would like: one per 256 buckets, at most
@@ -80,7 +82,7 @@ pub(crate) const MAX_STRIPES: usize = 1 << 16;
 
 /// A table held still for a snapshot (see [`ExpandTable::pause_for_snapshot`]).
 pub(crate) struct SnapshotGuard<'a, F, const B: usize> {
-    record: &'a EraRecord<F, B>,
+    record: Pinned<'a, F, B>,
     /// The keys stashed when the pause began (stash writes go on, as plain inserts do).
     stashed: SmallVec<[Key; STASH_KEYS]>,
     _moves: MovesPaused<'a>,
@@ -304,13 +306,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// The current era's record.
     #[inline(always)]
-    fn record(&self) -> &EraRecord<F, B> {
+    fn record(&self) -> Pinned<'_, F, B> {
         self.control.records.current(&self.first)
     }
 
     /// Whether `record` is still the current era's.
     #[inline(always)]
-    fn is_current(&self, record: &EraRecord<F, B>) -> bool {
+    fn is_current(&self, record: Pinned<'_, F, B>) -> bool {
         self.control.records.is_current(record, &self.first)
     }
 
@@ -408,27 +410,31 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     // ----- addressing -----
 
-    /// A key's two sides: its base bucket and stream on each (the same at every era).
+    /// A key's two sides (the same at every era). The one test of the pairing on a
+    /// lookup: each side says which stream its code is read from.
     #[inline(always)]
     fn sides(&self, key: Key) -> [Side; 2] {
-        let scheme = self.scheme();
-        let (base, stream) = match self.pairing {
-            Pairing::Feistel => scheme.mirror(key.base_bucket, key.stream),
-            // Side 2's stream is the one its descendant is read from; its code is side
-            // 1's (see `code_stream`).
-            Pairing::SharedCode => (
-                scheme.shared_other_base(key.base_bucket, key.stream),
-                key.stream ^ scheme.round_mask(key.stream),
-            ),
+        let (base, stream, code) = match self.pairing {
+            Pairing::Feistel => {
+                let (base, stream) = self.scheme().mirror_key(key);
+                (base, stream, stream)
+            }
+            // Side 2's descendant is read from its own stream, its code from side 1's.
+            Pairing::SharedCode => {
+                let (base, stream) = self.scheme().shared_side_two(key);
+                (base, stream, key.stream)
+            }
         };
         [
             Side {
                 base: key.base_bucket as u32,
                 stream: key.stream,
+                code: key.stream,
             },
             Side {
                 base: base as u32,
                 stream,
+                code,
             },
         ]
     }
@@ -453,7 +459,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// bucket and its child share a stripe (`2·L·W` divides the base buckets: module
     /// docs of `expand/mod.rs`, "Stripes per era").
     #[inline(always)]
-    fn stripe_at(&self, record: &EraRecord<F, B>, spot: Spot) -> usize {
+    fn stripe_at(&self, record: Pinned<'_, F, B>, spot: Spot) -> usize {
         record
             .stripes
             .of_word((self.index(spot) / Self::PER_WORD) as usize)
@@ -466,23 +472,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         u64::from(scheme.code(stream, era, scheme.fresh_len(era)))
     }
 
-    /// The stream side `k`'s code is read from: its own, or with shared codes, side
-    /// 1's for both.
-    #[inline(always)]
-    fn code_stream(&self, sides: [Side; 2], k: usize) -> u32 {
-        if k == 1 && self.pairing == Pairing::Feistel {
-            sides[1].stream
-        } else {
-            sides[0].stream
-        }
-    }
-
     /// Side `k` of `sides` read at the era before `record`'s: the parent bucket, the
     /// code of the era before, the same stripe (a bucket and its child share one).
     #[inline(always)]
     fn parent_view(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         sides: [Side; 2],
         c: &mut Located<Spot>,
         k: usize,
@@ -492,7 +487,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             base: sides[k].base,
             t: sides[k].stream & (record.mask >> 1),
         };
-        c.codes[k] = self.code_at(self.code_stream(sides, k), era);
+        c.codes[k] = self.code_at(sides[k].code, era);
         c.eras[k] = era;
     }
 
@@ -501,7 +496,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     fn parents_where(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         sides: [Side; 2],
         mut c: Located<Spot>,
         split: impl Fn(usize, Spot) -> bool,
@@ -536,7 +531,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// of the table, whose first word follows the era's last.
     fn record_after(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         stripes: usize,
         segment: Table<F, B>,
         split: bool,
@@ -547,7 +542,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             Stripes::for_era(stripes, split),
             segment,
             Table::<F, B>::word_of(self.buckets(era) as usize),
-            Some(record),
+            Some(record.get()),
         )
     }
 
@@ -558,7 +553,21 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// entries, so a lookup that finds an entry empty finds the key in the table.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, key: Key) -> bool {
-        self.control.stash.holds(key) || engine::contains(self, access, self.sides(key))
+        self.control.stash.holds(key) || self.buckets_hold(access, key)
+    }
+
+    /// Whether a code in `key`'s buckets answers for it.
+    #[inline(always)]
+    fn buckets_hold<A: Access>(&self, access: A, key: Key) -> bool {
+        let record = self.control.records.current_by_kind(&self.first);
+        // One branch on the era: each arm is compiled for its kind of record (see
+        // `Pinned`), the first read as a field of the table. The sides are made in each
+        // arm, which at era 0 needs no descendant's stream.
+        if record.arm() == Arm::First {
+            engine::contains_at(self, access, Pinned::first(&self.first), self.sides(key))
+        } else {
+            engine::contains_at(self, access, record, self.sides(key))
+        }
     }
 
     /// `key`'s stashed copies and the codes in its two buckets that answer for it (a
@@ -611,10 +620,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Waits until no writer holds `key`'s pair (at the current era): every placement
     /// into it that began before has ended.
     pub(crate) fn pass_pair_lock(&self, key: Key) {
-        let sides = self.sides(key);
         loop {
             let record = self.record();
-            let c = self.locate(record, sides);
+            let c = self.locate(record, self.sides(key));
             if self.make_ready::<Shared>(record, &c).is_err() {
                 continue;
             }
@@ -666,9 +674,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         if self.stash_holds(key) {
             return Some(32);
         }
-        let sides = self.sides(key);
         loop {
-            let (record, c) = engine::pin_ready::<Self, A, B>(self, sides);
+            let (record, c) = engine::pin_ready::<Self, A, B>(self, self.sides(key));
             let _guard = engine::lock_pair(self, access, record, &c);
             if !self.is_current(record) {
                 continue;
@@ -691,7 +698,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// current: every code of its buckets from the era before moves to its bucket's
     /// lower or upper child (a void to both), inside the stripe's seqlock window and
     /// under its lock.
-    fn split_stripe<A: Access>(&self, record: &EraRecord<F, B>, stripe: usize) {
+    fn split_stripe<A: Access>(&self, record: Pinned<'_, F, B>, stripe: usize) {
         let _guard = A::SHARED.then(|| record.stripes.lock(stripe));
         // A record no longer current had every stripe split before its successor was
         // published (`double_locked`), under every lock; with the lock held, `record`
@@ -719,7 +726,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Moves every code of bucket `parent` (of the era before `record`'s) to `parent` or
     /// its child, each keeping its slot; a void goes to both. Returns the voids.
-    fn split_bucket(&self, record: &EraRecord<F, B>, parent: u64) -> isize {
+    fn split_bucket(&self, record: Pinned<'_, F, B>, parent: u64) -> isize {
         let era = record.era - 1;
         let spot = self.spot_of(parent);
         let child = Spot {
@@ -767,7 +774,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// or no memory): nothing changed then.
     #[cold]
     #[inline(never)]
-    fn grow_from<A: Access>(&self, access: A, seen: &EraRecord<F, B>, times: Era) -> Growth {
+    fn grow_from<A: Access>(&self, access: A, seen: Pinned<'_, F, B>, times: Era) -> Growth {
         let _growing = A::SHARED.then(|| self.control.growing.lock());
         if !self.is_current(seen) {
             return Growth::ByAnother;
@@ -855,7 +862,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         for stripe in 0..record.stripes.len() {
             self.split_stripe::<Shared>(record, stripe);
         }
-        let moves = record.stripes.pause_moves();
+        let moves = record.get().stripes.pause_moves();
         let stashed = {
             let _stash = self.control.stash_lock.lock();
             self.control.stash.keys().collect()
@@ -1007,45 +1014,46 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     const GROWS: bool = true;
     type Bucket = Spot;
     type Era<'a>
-        = &'a EraRecord<F, B>
+        = Pinned<'a, F, B>
     where
         Self: 'a;
     type Key = [Side; 2];
 
+    /// Only the key's own side is kept (its base bucket and stream): the other side
+    /// follows from it, worked out again on the way back (off the lookup's path), so a
+    /// lookup keeps two words live for that call rather than three sides' worth.
     #[inline(always)]
     fn key_to_words(sides: [Side; 2]) -> (u64, u64) {
-        let word = |side: Side| u64::from(side.base) | (u64::from(side.stream) << 32);
-        (word(sides[0]), word(sides[1]))
+        (u64::from(sides[0].base), u64::from(sides[0].stream))
     }
 
     #[inline(always)]
-    fn key_from_words((first, second): (u64, u64)) -> [Side; 2] {
-        let side = |word: u64| Side {
-            base: word as u32,
-            stream: (word >> 32) as u32,
-        };
-        [side(first), side(second)]
+    fn key_from_words(&self, (base_bucket, stream): (u64, u64)) -> [Side; 2] {
+        self.sides(Key {
+            base_bucket,
+            stream: stream as u32,
+        })
     }
 
     #[inline(always)]
-    fn era(&self) -> &EraRecord<F, B> {
+    fn era(&self) -> Pinned<'_, F, B> {
         self.record()
     }
 
     #[inline(always)]
-    fn era_unchanged(&self, record: &EraRecord<F, B>) -> bool {
+    fn era_unchanged(&self, record: Pinned<'_, F, B>) -> bool {
         self.is_current(record)
     }
 
     #[inline(always)]
-    fn stripes<'a>(&'a self, record: &'a EraRecord<F, B>) -> &'a Stripes {
-        &record.stripes
+    fn stripes<'a>(&'a self, record: Pinned<'a, F, B>) -> &'a Stripes {
+        &record.get().stripes
     }
 
     /// Beside the records that lookups read, so the longest path is written only when
     /// it grows; with exclusive access, without a read-modify-write.
     #[inline(always)]
-    fn count_kick<A: Access>(&self, _: &EraRecord<F, B>, _: usize, moves: usize) {
+    fn count_kick<A: Access>(&self, _: Pinned<'_, F, B>, _: usize, moves: usize) {
         A::count_one(&self.control.kicked);
         let moves = u8::try_from(moves).unwrap_or(u8::MAX);
         if moves > self.control.longest_path.load(Ordering::Relaxed) {
@@ -1060,31 +1068,32 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn locate(&self, record: &EraRecord<F, B>, sides: [Side; 2]) -> Located<Spot> {
+    fn locate(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) -> Located<Spot> {
         // Written out rather than with `array::map`, which measured 20 instructions a
         // lookup more.
+        let (era, mask) = (record.era(), record.mask());
         let buckets = [
             Spot {
                 base: sides[0].base,
-                t: sides[0].stream & record.mask,
+                t: sides[0].stream & mask,
             },
             Spot {
                 base: sides[1].base,
-                t: sides[1].stream & record.mask,
+                t: sides[1].stream & mask,
             },
         ];
         Located {
             buckets,
             codes: [
-                self.code_at(sides[0].stream, record.era),
-                self.code_at(self.code_stream(sides, 1), record.era),
+                self.code_at(sides[0].stream, era),
+                self.code_at(sides[1].code, era),
             ],
-            eras: [record.era, record.era],
+            eras: [era, era],
         }
     }
 
     #[inline(always)]
-    fn load_pair(&self, record: &EraRecord<F, B>, c: &Located<Spot>) -> Pair {
+    fn load_pair(&self, record: Pinned<'_, F, B>, c: &Located<Spot>) -> Pair {
         let (w1, s1) = record.bucket(c.buckets[0], self.base_buckets);
         let (w2, s2) = record.bucket(c.buckets[1], self.base_buckets);
         Table::<F, B>::group_pair(w1, s1, w2, s2)
@@ -1108,13 +1117,13 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn load_bucket(&self, record: &EraRecord<F, B>, spot: Spot) -> [u64; B] {
+    fn load_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) -> [u64; B] {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_bucket(words, sub)
     }
 
     #[inline(always)]
-    fn slot(&self, record: &EraRecord<F, B>, spot: Spot, slot: usize) -> u64 {
+    fn slot(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize) -> u64 {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_slot(words, sub, slot)
     }
@@ -1123,25 +1132,25 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// parent bucket as an insert left it after the split, the key gone to the child,
     /// and still validate its stamp from before the split: loom model (n).)
     #[inline(always)]
-    fn set_slot(&self, record: &EraRecord<F, B>, spot: Spot, slot: usize, code: u64) {
+    fn set_slot(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize, code: u64) {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_store(words, sub, slot, code, Ordering::Release);
     }
 
     #[inline(always)]
-    fn set_slot_in_window(&self, record: &EraRecord<F, B>, spot: Spot, slot: usize, code: u64) {
+    fn set_slot_in_window(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize, code: u64) {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_store(words, sub, slot, code, Ordering::Relaxed);
     }
 
     #[inline(always)]
-    fn prefetch_bucket(&self, record: &EraRecord<F, B>, spot: Spot) {
+    fn prefetch_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) {
         let (words, _) = record.bucket(spot, self.base_buckets);
         crate::sync::prefetch(words.as_ptr());
     }
 
     #[inline(always)]
-    fn stripe_of(&self, record: &EraRecord<F, B>, spot: Spot) -> usize {
+    fn stripe_of(&self, record: Pinned<'_, F, B>, spot: Spot) -> usize {
         self.stripe_at(record, spot)
     }
 
@@ -1149,7 +1158,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// of that era: not empty, and knowing the first block (a code read without a lock
     /// while a later era began may not).
     #[inline(always)]
-    fn partner(&self, record: &EraRecord<F, B>, spot: Spot, code: u64) -> Option<(Spot, u64)> {
+    fn partner(&self, record: Pinned<'_, F, B>, spot: Spot, code: u64) -> Option<(Spot, u64)> {
         let (code, era) = (code as u32, record.era);
         Self::knows_first_block(code, era).then(|| {
             let ((base, t), code) =
@@ -1171,14 +1180,14 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn settled(&self, _: &EraRecord<F, B>) -> bool {
+    fn settled(&self, _: Pinned<'_, F, B>) -> bool {
         self.control.unsplit.load(Ordering::Relaxed) == 0
     }
 
     #[inline(always)]
     fn parents(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         sides: [Side; 2],
         c: Located<Spot>,
         stamp: Stamp,
@@ -1189,7 +1198,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     #[inline(always)]
     fn parents_locked(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         sides: [Side; 2],
         c: Located<Spot>,
     ) -> Located<Spot> {
@@ -1201,7 +1210,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     #[inline(always)]
     fn make_ready<A: Access>(
         &self,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         c: &Located<Spot>,
     ) -> Result<(), Stale> {
         // Only with exclusive access may the count stand in for the split bits: shared,
@@ -1221,7 +1230,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn readable<A: Access>(&self, record: &EraRecord<F, B>, spot: Spot) -> Result<(), Stale> {
+    fn readable<A: Access>(&self, record: Pinned<'_, F, B>, spot: Spot) -> Result<(), Stale> {
         let stripe = self.stripe_at(record, spot);
         // As in `make_ready`: the count stands in for the split bits only exclusively.
         if (A::SHARED || !self.settled(record)) && !record.stripes.is_split(stripe) {
@@ -1239,7 +1248,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// "Adversarial keys" in the module docs), the stash taking the keys it spends none
     /// on; with the stash full, a doubling whatever the load ("Duplicates").
     #[inline(always)]
-    fn grow<A: Access>(&self, access: A, record: &EraRecord<F, B>, doublings: usize) -> Growth {
+    fn grow<A: Access>(&self, access: A, record: Pinned<'_, F, B>, doublings: usize) -> Growth {
         // Another thread may have grown the table since this search began: look again
         // at the new era. (Measured against the new capacity, the old era's load reads
         // as under half full, and the insert was refused while the filter could grow:
@@ -1272,7 +1281,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     fn overflow<A: Access>(
         &self,
         access: A,
-        record: &EraRecord<F, B>,
+        record: Pinned<'_, F, B>,
         sides: [Side; 2],
         unique: bool,
         current: &dyn Fn() -> bool,

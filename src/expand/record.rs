@@ -133,9 +133,14 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             .chain(self.directory.entries.iter().copied())
     }
 
-    /// The table words of the segment this era added.
+    /// The table words of the segment this era added. Without spare words (buckets of
+    /// one word or less) there is nothing to skip: the whole segment, with no range to
+    /// check on every lookup.
     #[inline(always)]
     fn own_words(&self) -> &[AtomicU64] {
+        if Table::<F, B>::SPARE_WORDS == 0 {
+            return &self.segment;
+        }
         &self.segment[self.skip..self.segment.len() - Table::<F, B>::SPARE_WORDS + self.skip]
     }
 
@@ -158,21 +163,26 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
 
     /// The words of the bucket at `spot` (its word group: the bucket and, for 4-byte
     /// buckets, its neighbour in the word), and which of the group's buckets it is. At
-    /// era 0 (a branch each table always takes one way) the segment is the record's own.
+    /// era 0 (`first`, a constant where a lookup branched on it once: [`Pinned`]) the
+    /// segment is the record's own.
     #[inline(always)]
-    pub(crate) fn bucket(&self, spot: Spot, base_buckets: u64) -> (&[AtomicU64], usize) {
+    fn bucket_in(&self, spot: Spot, base_buckets: u64, first: bool) -> (&[AtomicU64], usize) {
         let index = (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize;
-        let (words, start) = if self.era == 0 {
+        let (words, start) = if first {
             (self.own_words(), 0)
         } else {
             self.segment_words((u32::BITS - spot.t.leading_zeros()) as usize)
         };
-        let first = Table::<F, B>::word_of(index) - start;
+        let first = Table::<F, B>::word_of(index).wrapping_sub(start);
         let group = Table::<F, B>::WORDS_PER_BUCKET;
-        (
-            &words[first..first + group],
-            index % Table::<F, B>::BUCKETS_PER_WORD,
-        )
+        // A one-word group is one index to check (a range past a subtraction that may
+        // wrap takes two).
+        let words = if group == 1 {
+            std::slice::from_ref(&words[first])
+        } else {
+            &words[first..first + group]
+        };
+        (words, index % Table::<F, B>::BUCKETS_PER_WORD)
     }
 
     /// Every segment at this era, in order.
@@ -187,6 +197,98 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
         self.stripes.memory_usage()
             + self.segment_bytes()
             + std::mem::size_of_val(&*self.directory.entries)
+    }
+}
+
+/// A record as an operation pinned it, and what is known at compile time of its kind:
+/// nothing ([`Arm::Any`], every operation but a lookup), or that it is the first, era
+/// 0's (the table's own, which a null current pointer stands for), or a later one. A
+/// lookup branches on the kind once and pins a constant in each arm, so that what
+/// differs between era 0 and later eras (the code's form, the segment, the compare) is
+/// compiled for one era only, and the first record, a field of the table, is read as
+/// one that never changes; the other operations keep the tests on the era they had.
+pub(crate) struct Pinned<'a, F, const B: usize> {
+    record: &'a EraRecord<F, B>,
+    arm: Arm,
+}
+
+/// What a [`Pinned`] knows of its record's kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arm {
+    Any,
+    First,
+    Later,
+}
+
+impl<F, const B: usize> Clone for Pinned<'_, F, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F, const B: usize> Copy for Pinned<'_, F, B> {}
+
+impl<F, const B: usize> std::ops::Deref for Pinned<'_, F, B> {
+    type Target = EraRecord<F, B>;
+
+    #[inline(always)]
+    fn deref(&self) -> &EraRecord<F, B> {
+        self.record
+    }
+}
+
+impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
+    /// The first record, pinned as such (a lookup's arm for a table that never grew).
+    #[inline(always)]
+    pub(crate) fn first(record: &'a EraRecord<F, B>) -> Self {
+        debug_assert_eq!(record.era, 0);
+        Self {
+            record,
+            arm: Arm::First,
+        }
+    }
+
+    /// The record, for as long as the table is borrowed.
+    #[inline(always)]
+    pub(crate) fn get(self) -> &'a EraRecord<F, B> {
+        self.record
+    }
+
+    /// What is known of the record's kind.
+    #[inline(always)]
+    pub(crate) fn arm(self) -> Arm {
+        self.arm
+    }
+
+    /// The era: 0 for the first record, and for a later one at least 1 (as every later
+    /// record's is), said so that the tests for era 0 fold away in either arm.
+    #[inline(always)]
+    pub(crate) fn era(self) -> Era {
+        match self.arm {
+            Arm::Any => self.record.era,
+            Arm::First => 0,
+            Arm::Later => self.record.era.max(1),
+        }
+    }
+
+    /// `2^era − 1` (0 for the first record).
+    #[inline(always)]
+    pub(crate) fn mask(self) -> u32 {
+        match self.arm {
+            Arm::First => 0,
+            Arm::Any | Arm::Later => self.record.mask,
+        }
+    }
+
+    /// As [`EraRecord::bucket_in`], with the era's test folded where the kind is known.
+    #[inline(always)]
+    pub(crate) fn bucket(self, spot: Spot, base_buckets: u64) -> (&'a [AtomicU64], usize) {
+        let first = match self.arm {
+            Arm::Any => self.record.era == 0,
+            Arm::First => true,
+            Arm::Later => false,
+        };
+        self.record.bucket_in(spot, base_buckets, first)
     }
 }
 
@@ -232,18 +334,39 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
     /// The current record (`first` while no later one is published), loaded with
     /// `Acquire`: everything it holds was written before it was published.
     #[inline(always)]
-    pub(crate) fn current<'a>(&'a self, first: &'a EraRecord<F, B>) -> &'a EraRecord<F, B> {
-        self.resolve(self.current.load(Ordering::Acquire), first)
+    pub(crate) fn current<'a>(&'a self, first: &'a EraRecord<F, B>) -> Pinned<'a, F, B> {
+        Pinned {
+            record: self.resolve(self.current.load(Ordering::Acquire), first),
+            arm: Arm::Any,
+        }
+    }
+
+    /// [`current`](Self::current), knowing (at run time) whether it is the first
+    /// record or a later one: for a lookup to branch on once.
+    #[inline(always)]
+    pub(crate) fn current_by_kind<'a>(&'a self, first: &'a EraRecord<F, B>) -> Pinned<'a, F, B> {
+        let pointer = self.current.load(Ordering::Acquire);
+        Pinned {
+            record: self.resolve(pointer, first),
+            arm: if pointer.is_null() {
+                Arm::First
+            } else {
+                Arm::Later
+            },
+        }
     }
 
     /// Whether `record` is still the current one: a reader asks after its `Acquire`
-    /// fence, so `Relaxed` (the fence orders it after the reader's loads).
+    /// fence, so `Relaxed` (the fence orders it after the reader's loads). Of a record
+    /// whose kind is known, the pointer as loaded is compared, with no record resolved.
     #[inline(always)]
-    pub(crate) fn is_current(&self, record: &EraRecord<F, B>, first: &EraRecord<F, B>) -> bool {
-        std::ptr::eq(
-            self.resolve(self.current.load(Ordering::Relaxed), first),
-            record,
-        )
+    pub(crate) fn is_current(&self, record: Pinned<'_, F, B>, first: &EraRecord<F, B>) -> bool {
+        let pointer = self.current.load(Ordering::Relaxed);
+        match record.arm {
+            Arm::Any => std::ptr::eq(self.resolve(pointer, first), record.record),
+            Arm::First => pointer.is_null(),
+            Arm::Later => std::ptr::eq(pointer, record.record),
+        }
     }
 
     /// Publishes `record`, of era `record.era` (the current era's next, at most

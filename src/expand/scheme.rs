@@ -141,10 +141,34 @@ impl Scheme {
     /// `base_bucket` and stream `stream` (either side: the map is an involution).
     #[inline(always)]
     pub(crate) fn shared_other_base(&self, base_bucket: u64, stream: u32) -> u64 {
+        self.across(
+            base_bucket,
+            self.shared_offset(stream),
+            base_bucket < self.base / 2,
+        )
+    }
+
+    /// Side 2 of a shared-code key: its base bucket and the stream its descendant is
+    /// read from (the key's stream xor `H(R)`). A key's own base bucket is always in
+    /// the lower half, so no test of the half is made.
+    #[inline(always)]
+    pub(crate) fn shared_side_two(&self, key: Key) -> (u64, u32) {
+        debug_assert!(key.base_bucket < self.base / 2);
+        (
+            self.across(key.base_bucket, self.shared_offset(key.stream), true),
+            key.stream ^ self.round_mask(key.stream),
+        )
+    }
+
+    /// The base bucket `offset` on from `base_bucket` within the other half, from the
+    /// lower half (`lower`) or the upper. Both terms are below `N0/2`: a subtract kept
+    /// only when it does not wrap, a conditional move rather than a division or a branch
+    /// (which, taken half the time, cost a lookup's locate 5 ns in mispredictions).
+    #[inline(always)]
+    fn across(&self, base_bucket: u64, offset: u64, lower: bool) -> u64 {
         let half = self.base / 2;
-        let offset = self.shared_offset(stream);
         let within = |sum: u64| sum.min(sum.wrapping_sub(half));
-        if base_bucket < half {
+        if lower {
             half + within(base_bucket + offset)
         } else {
             within(base_bucket - half + (half - offset))
@@ -223,6 +247,20 @@ impl Scheme {
     /// the bits of `stream` past those it is told are ignored by every caller.
     #[inline(always)]
     pub(crate) fn mirror(&self, base_bucket: u64, stream: u32) -> (u64, u32) {
+        self.mirror_from(base_bucket, stream, base_bucket < self.base / 2)
+    }
+
+    /// [`mirror`](Self::mirror) of a key's own side, whose base bucket is always in the
+    /// lower half: no test of the half.
+    #[inline(always)]
+    pub(crate) fn mirror_key(&self, key: Key) -> (u64, u32) {
+        debug_assert!(key.base_bucket < self.base / 2);
+        self.mirror_from(key.base_bucket, key.stream, true)
+    }
+
+    /// [`mirror`](Self::mirror), told whether `base_bucket` is in the lower half.
+    #[inline(always)]
+    fn mirror_from(&self, base_bucket: u64, stream: u32, lower: bool) -> (u64, u32) {
         let a_bits = feistel_address_bits(self.bits);
         let r_bits = self.bits - a_bits;
         let a = stream & low_bits(a_bits);
@@ -248,18 +286,10 @@ impl Scheme {
         // always sits on the same side for every key it answers for, which the removes
         // across links rely on (module docs, "Links"). The offset within a half is the
         // same from both sides, so this is an involution, and never a fixed point.
-        let half = self.base / 2;
-        let offset = self.scaled(symmetric);
-        // Both terms are below `half`: a subtract kept only when it does not wrap, a
-        // conditional move rather than a division or a branch (which, taken half the
-        // time, cost a lookup's locate 5 ns in mispredictions).
-        let within = |sum: u64| sum.min(sum.wrapping_sub(half));
-        let other_base = if base_bucket < half {
-            half + within(base_bucket + offset)
-        } else {
-            within(base_bucket - half + (half - offset))
-        };
-        (other_base, other_stream)
+        (
+            self.across(base_bucket, self.scaled(symmetric), lower),
+            other_stream,
+        )
     }
 
     /// `symmetric` (a block's worth of bits) scaled onto `0..N0/2`. With 16 bits a
