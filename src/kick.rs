@@ -28,7 +28,7 @@ pub(crate) const MAX_SEARCHES: usize = if cfg!(cuckoo_loom) { 1 } else { 8 };
 /// Rounds of searches an insert makes while concurrent writers keep breaking its kick
 /// paths, before it treats the table as full. (A table under half full answered `Full`
 /// after eight broken searches, and a filter that could grow refused a key.)
-const MAX_CONTENDED_ROUNDS: usize = 8;
+pub(crate) const MAX_CONTENDED_ROUNDS: usize = 8;
 
 /// One move of a path: `code` in `from`'s slot `from_slot` goes to slot `to_slot` of
 /// `to`, its partner bucket (where its code is the layout's to say: the same in the

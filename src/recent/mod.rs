@@ -30,12 +30,16 @@
 //! is counted in before it is stored, exactly (`count_in`): an open generation takes
 //! `g` keys and a closed one, while the one before it is swept, one more. And its table
 //! has at least 64 buckets: in a table of a dozen, a ninth key now and then comes to a
-//! bucket pair whose 8 slots hold keys of that pair alone. An insert that finds no room
-//! even by kicking slides early (`RecentStats::early_slides`), and a key of the oldest
-//! generation is forgotten before its `w·(G − 1)/G` inserts have passed; measured with
-//! `examples/small_windows.rs` (BENCHMARKS.md, "Small windows"), none did in 4 M
-//! inserts per window from 16 to 1,000 keys, by 1, 24 or 64 threads on 2 cores, where
-//! before these two changes 1 thread slid early 1 to 5 times and 64 threads up to 372.
+//! bucket pair whose 8 slots hold keys of that pair alone.
+//!
+//! An insert that finds no room even by kicking (no path, or other writers breaking its
+//! paths round after round, as the core filter counts them) slides early
+//! (`RecentStats::early_slides`), and a key of the oldest generation is forgotten
+//! before its `w·(G − 1)/G` inserts have passed. Measured with
+//! `examples/small_windows.rs` (BENCHMARKS.md, "Small windows"), none did in 6 M
+//! inserts per window from 16 to 1,000 keys, by 1, 24 or 64 threads on 2 cores; before
+//! these changes, 1 thread slid early up to 5 times in 4 M inserts and 64 threads up to
+//! 372.
 //!
 //! # Concurrency
 //!
@@ -73,7 +77,7 @@ pub use builder::{DEFAULT_GENERATIONS, RecentBuilder};
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::hash::DefaultHashBuilder;
 use crate::index::Candidates;
-use crate::kick::{MAX_SEARCHES, Tree};
+use crate::kick::{MAX_CONTENDED_ROUNDS, MAX_SEARCHES, Tree};
 use crate::raw::RawFilter;
 use crate::stats::{Stats, false_positive_bound};
 use crate::stripe::{Locked, PairGuard};
@@ -419,24 +423,38 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
     #[inline(never)]
     fn write_full(&self, c: Candidates, on_hit: OnHit) -> Step {
         let mut nodes = Tree::new();
-        let mut searches = 0;
+        let backoff = Backoff::new();
+        let (mut searches, mut contended_rounds) = (0, 0);
         loop {
             searches += 1;
             if let Some(dead) = self.position().dead_tag().filter(|_| self.reclaim_around) {
                 self.reclaim_around(c, dead);
             }
-            match self.raw.make_room(c, None, &mut nodes) {
+            let no_path = match self.raw.make_room(c, None, &mut nodes) {
                 Ok(Some(moves)) if moves > 0 => {
                     self.raw.counters.kicked(self.raw.stripe_of(c.i1), moves);
+                    false
                 }
-                Ok(_) => {} // a bucket had room, or a concurrent writer broke the path
-                Err(_) => searches = MAX_SEARCHES,
-            }
-            if searches >= MAX_SEARCHES {
-                // No path, or concurrent writers keep taking the room: the table holds
-                // more than the sizing allows for. Forget the oldest generation early.
+                Ok(_) => false, // a bucket had room, or a concurrent writer broke the path
+                Err(_) => true,
+            };
+            if no_path || searches >= MAX_SEARCHES {
                 searches = 0;
-                self.forget_early();
+                if no_path || contended_rounds >= MAX_CONTENDED_ROUNDS {
+                    // No path, or concurrent writers kept taking the room round after
+                    // round: the table holds more than the sizing allows for. Forget
+                    // the oldest generation early.
+                    contended_rounds = 0;
+                    self.forget_early();
+                } else {
+                    // Concurrent writers broke every path of a round or took the room
+                    // it freed: back off and search again, as the core filter's inserts
+                    // do. (Forgetting at once slid 64 threads on 2 cores early a few
+                    // times per million inserts, at 66-88% load: BENCHMARKS.md, "Small
+                    // windows".)
+                    contended_rounds += 1;
+                    backoff.snooze();
+                }
             }
             match self.write_once(c, on_hit) {
                 Step::Full => {}
