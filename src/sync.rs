@@ -73,10 +73,28 @@ impl Lock {
     }
 }
 
+impl LockGuard<'_> {
+    /// Keeps the lock locked past the guard, for a guard of many locks that unlocks
+    /// them all at once ([`Lock::unlock_held`]).
+    #[inline]
+    pub(crate) fn keep_locked(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Lock {
+    /// Unlocks a lock whose guard was kept ([`LockGuard::keep_locked`]); only its
+    /// holder may.
+    #[inline]
+    pub(crate) fn unlock_held(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+}
+
 impl Drop for LockGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
+        self.0.unlock_held();
     }
 }
 
