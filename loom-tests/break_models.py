@@ -225,6 +225,15 @@ MUTATIONS = {
             }""",
         """            self.close(window, false);""",
     ),
+    "j10": (
+        "recent::two_admits_of_one_key_across_a_close",
+        "a RecentFilter forget counts the key out of the current generation, not its slot's",
+        "src/recent/mod.rs",
+        """        let tag = self.tags.tag_of(self.raw.table.slot(bucket, slot));
+        self.fill.removed(tag, 1);""",
+        """        let tag = self.position().tag();
+        self.fill.removed(tag, 1);""",
+    ),
     "t9": (
         "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
         "a close forgets a generation still inside the window instead of the oldest",

@@ -1,8 +1,10 @@
 //! Models of `RecentFilter`'s sliding window, all but (j5) on a window of 4 keys in 2
 //! generations of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one
 //! stripe each. Models (j), (j4) and (j6) sweep the table as a large one is swept (a
-//! column of stripes at a time), (j2), (j3) and (j7) as a table this small is (whole,
-//! under every stripe lock); (j5) sweeps a table of two rows in two chunks, a line each.
+//! column of stripes at a time), (j2), (j3), (j7) and (j8) as a table this small is
+//! (whole, under every stripe lock); (j5) sweeps a table of two rows in two chunks, a
+//! line each. Every model ends with the generations' counts checked against the slots
+//! their tags hold.
 //!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
@@ -45,6 +47,21 @@ fn key(keys: &mut Keys, filter: &RecentFilter, buckets: Option<[usize; 2]>) -> u
         |hash| filter.debug_candidates(hash),
         |i1, i2| buckets.is_none_or(|[a, b]| (i1, i2) == (a, b) || (i1, i2) == (b, a)),
     )
+}
+
+/// With no writer active, each generation's count (the shards' sum) is the number of
+/// slots its tag holds: every store was counted in, every slot emptied counted out.
+fn assert_counts_match(filter: &RecentFilter) {
+    let slots: Vec<i64> = filter
+        .debug_tag_counts()
+        .into_iter()
+        .map(|n| n as i64)
+        .collect();
+    assert_eq!(
+        filter.debug_generation_counts(),
+        slots,
+        "counts per generation against the slots per tag"
+    );
 }
 
 /// Spawns `act(filter)` as a loom thread.
@@ -98,6 +115,7 @@ fn slide_during_inserts_and_a_lookup() {
             filter.contains_hash(x) || filter.contains_hash(y),
             "the later of x and y was forgotten one insert after it"
         );
+        assert_counts_match(&filter);
     });
 }
 
@@ -140,6 +158,7 @@ fn lookup_races_a_refresh_across_an_open() {
             "the window did not open generation 2"
         );
         assert!(filter.contains_hash(e) && filter.contains_hash(f));
+        assert_counts_match(&filter);
     });
 }
 
@@ -176,6 +195,7 @@ fn two_count_shards_fill_a_generation() {
             "a full generation was not closed: {stats:?}"
         );
         assert!(filter.contains_hash(a) && filter.contains_hash(b));
+        assert_counts_match(&filter);
     });
 }
 
@@ -212,6 +232,7 @@ fn a_take_empties_forgotten_slots_while_the_window_opens() {
             opener.join().unwrap();
             taker.join().unwrap();
             assert!(filter.contains_hash(z), "Z, the last insert, was lost");
+            assert_counts_match(&filter);
         },
     );
 }
@@ -286,6 +307,7 @@ fn two_writers_share_a_sweep_of_two_chunks() {
             0,
             "a forgotten key outlived the sweep"
         );
+        assert_counts_match(&filter);
     });
 }
 
@@ -318,6 +340,7 @@ fn a_writer_past_the_overflow_limit_waits_for_the_sweep() {
                     "{name}, within the window, was lost"
                 );
             }
+            assert_counts_match(&filter);
         },
     );
 }
@@ -349,5 +372,42 @@ fn a_writer_finds_the_open_generation_full() {
                 "{name}, within the window, was lost"
             );
         }
+        assert_counts_match(&filter);
+    });
+}
+
+/// (j8) Two threads admit one key while the first admit's record fills the generation.
+/// A window of 4 in 2 generations of 2, swept whole: A is in generation 0 before the
+/// threads start, and both threads admit K. The first to lock K's pair records it,
+/// which fills generation 0 (the window closes it, sweeps and opens generation 1); the
+/// other finds K, before or after the open, and forgets it. Exactly one admit returns
+/// true, K is gone after, and the counts match the slots: a forget counts K out of the
+/// generation its slot's tag names, whichever is current by then.
+#[test]
+fn two_admits_of_one_key_across_a_close() {
+    explore("two admits of one key across a close", || {
+        let filter = window(false);
+        let mut keys = Keys::new();
+        let [a, k] = [(); 2].map(|()| key(&mut keys, &filter, None));
+        filter.insert_hash(a);
+        let admitted = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let admits = [(); 2].map(|()| {
+            let admitted = Arc::clone(&admitted);
+            spawn(&filter, move |filter| {
+                if filter.admit_hash(k) {
+                    admitted.fetch_add(1, loom::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        });
+        for admit in admits {
+            admit.join().unwrap();
+        }
+        assert_eq!(
+            admitted.load(loom::sync::atomic::Ordering::Relaxed),
+            1,
+            "of two admits of K, one records it and the other admits it"
+        );
+        assert!(!filter.contains_hash(k), "K was admitted and is still held");
+        assert_counts_match(&filter);
     });
 }

@@ -885,6 +885,14 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         tags
     }
 
+    /// Keys each generation tag holds by the count shards' sum (see `fill.rs`): with no
+    /// writer active, the same as [`debug_tag_counts`](Self::debug_tag_counts).
+    pub fn debug_generation_counts(&self) -> Vec<i64> {
+        (0..self.tags.generations() as u64)
+            .map(|tag| self.fill.held(tag))
+            .collect()
+    }
+
     /// Occupied slots per generation tag, counted in the table itself (a forgotten
     /// generation's slots not yet swept included).
     pub fn debug_tag_counts(&self) -> Vec<usize> {
