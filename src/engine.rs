@@ -487,19 +487,7 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
                 return insert_kicking(layout, access, L::key_to_words(key), unique, current);
             }
         } else if !unique {
-            let (side, slot) = empty.emptier(B);
-            let (bucket, code) = c.side(side);
-            let stripe = layout.stripe_of(era, bucket);
-            if !A::SHARED {
-                // Nothing has written the pair since it was loaded: the slot the shared
-                // path finds again under the stripe lock is this one.
-                layout.set_slot(era, bucket, slot, code);
-                access
-                    .lock_pair(layout.stripes(era), stripe, stripe)
-                    .count_added(stripe);
-                return Some(Ok(true));
-            }
-            match place_in_bucket(layout, access, era, bucket, stripe, code) {
+            match place_in_emptier(layout, access, era, &c, empty) {
                 Ok(true) => return Some(Ok(true)),
                 Ok(false) => {}
                 Err(Stale) => continue,
@@ -520,6 +508,52 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
             }
         };
     }
+}
+
+/// [`insert`]'s first pass for a plain insert whose pair has a free slot, at an era the
+/// caller pinned (as [`contains_at`] is for a lookup, so that a layout can compile it
+/// for each kind of era): true if it placed the key's code. False if it did not, and
+/// nothing changed (both buckets full, a split met a newer era, the slot was taken
+/// meanwhile, or the era changed): the caller then runs [`insert`], which starts over.
+#[inline(always)]
+pub(crate) fn insert_plain_at<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+) -> bool {
+    let c = layout.locate(era, key);
+    if L::GROWS && layout.make_ready::<A>(era, &c).is_err() {
+        return false;
+    }
+    let empty = match_pair::<L::F>(&layout.load_pair(era, &c), 0, B);
+    empty.any() && place_in_emptier(layout, access, era, &c, empty) == Ok(true)
+}
+
+/// Stores the key's code in the lowest free slot of the emptier of `c`'s buckets (the
+/// first on a tie) as `empty`, loaded unlocked, shows them, under that bucket's stripe
+/// lock alone (see [`place_in_bucket`]).
+#[inline(always)]
+fn place_in_emptier<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    c: &Located<L::Bucket>,
+    empty: SlotMask,
+) -> Result<bool, Stale> {
+    let (side, slot) = empty.emptier(B);
+    let (bucket, code) = c.side(side);
+    let stripe = layout.stripe_of(era, bucket);
+    if !A::SHARED {
+        // Nothing has written the pair since it was loaded: the slot the shared
+        // path finds again under the stripe lock is this one.
+        layout.set_slot(era, bucket, slot, code);
+        access
+            .lock_pair(layout.stripes(era), stripe, stripe)
+            .count_added(stripe);
+        return Ok(true);
+    }
+    place_in_bucket(layout, access, era, bucket, stripe, code)
 }
 
 /// The current era and `key` located there, with its buckets' stripes split to it

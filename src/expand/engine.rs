@@ -614,6 +614,35 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // No prefetch first: the engine loads the pair right after it pins the era and
         // checks two split bits, so the miss starts as early (a prefetch here located the
         // key twice).
+        if !unique && self.insert_plain(access, key) {
+            return Some(Ok(true));
+        }
+        self.insert_protocol(access, key, unique, current)
+    }
+
+    /// A plain insert's first pass, where the pair has a free slot: true if placed,
+    /// false (nothing changed) for the whole protocol to decide. One branch on the era,
+    /// as in [`buckets_hold`](Self::buckets_hold).
+    #[inline(always)]
+    fn insert_plain<A: Access>(&self, access: A, key: Key) -> bool {
+        let record = self.control.records.current_by_kind(&self.first);
+        if record.arm() == Arm::First {
+            engine::insert_plain_at(self, access, Pinned::first(&self.first), self.sides(key))
+        } else {
+            engine::insert_plain_at(self, access, record, self.sides(key))
+        }
+    }
+
+    /// The whole insert protocol, from the start. Out of line: only unique inserts,
+    /// kicks and lost races come here, and inlined it gave every insert its frame.
+    #[inline(never)]
+    fn insert_protocol<A: Access>(
+        &self,
+        access: A,
+        key: Key,
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Option<Result<bool, InsertError>> {
         engine::insert(self, access, self.sides(key), unique, &current)
     }
 
