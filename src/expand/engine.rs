@@ -624,7 +624,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// false (nothing changed) for the whole protocol to decide. One branch on the era,
     /// as in [`buckets_hold`](Self::buckets_hold).
     #[inline(always)]
-    fn insert_plain<A: Access>(&self, access: A, key: Key) -> bool {
+    pub(crate) fn insert_plain<A: Access>(&self, access: A, key: Key) -> bool {
         let record = self.control.records.current_by_kind(&self.first);
         if record.arm() == Arm::First {
             engine::insert_plain_at(self, access, Pinned::first(&self.first), self.sides(key))
@@ -636,7 +636,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// The whole insert protocol, from the start. Out of line: only unique inserts,
     /// kicks and lost races come here, and inlined it gave every insert its frame.
     #[inline(never)]
-    fn insert_protocol<A: Access>(
+    pub(crate) fn insert_protocol<A: Access>(
         &self,
         access: A,
         key: Key,
