@@ -510,24 +510,47 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
     }
 }
 
-/// [`insert`]'s first pass for a plain insert whose pair has a free slot, at an era the
-/// caller pinned (as [`contains_at`] is for a lookup, so that a layout can compile it
-/// for each kind of era): true if it placed the key's code. False if it did not, and
-/// nothing changed (both buckets full, a split met a newer era, the slot was taken
-/// meanwhile, or the era changed): the caller then runs [`insert`], which starts over.
+/// What [`insert_plain_at`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FirstPass {
+    /// It placed the key's code.
+    Placed,
+    /// Both buckets were full, not with copies of the key alone: [`insert`] would kick
+    /// next, and the caller may start the kick search ([`insert_kicking`]) at once.
+    Kick,
+    /// Nothing changed, for [`insert`] to decide from the start (a split met a newer
+    /// era, the slot was taken meanwhile, the era changed, or only copies fill the pair).
+    Protocol,
+}
+
+/// [`insert`]'s first pass for a plain insert, at an era the caller pinned (as
+/// [`contains_at`] is for a lookup, so that a layout can compile it for each kind of
+/// era). Nothing changed unless it says [`FirstPass::Placed`].
 #[inline(always)]
 pub(crate) fn insert_plain_at<'a, L: Layout<B>, A: Access, const B: usize>(
     layout: &'a L,
     access: A,
     era: L::Era<'a>,
     key: L::Key,
-) -> bool {
+) -> FirstPass {
     let c = layout.locate(era, key);
     if L::GROWS && layout.make_ready::<A>(era, &c).is_err() {
-        return false;
+        return FirstPass::Protocol;
     }
-    let empty = match_pair::<L::F>(&layout.load_pair(era, &c), 0, B);
-    empty.any() && place_in_emptier(layout, access, era, &c, empty) == Ok(true)
+    let pair = layout.load_pair(era, &c);
+    let empty = match_pair::<L::F>(&pair, 0, B);
+    if !empty.any() {
+        // As in `insert`: kicking is pointless if the buckets hold only copies of the key.
+        return if L::matches(&pair, &c).count() < 2 * B {
+            FirstPass::Kick
+        } else {
+            FirstPass::Protocol
+        };
+    }
+    match place_in_emptier(layout, access, era, &c, empty) {
+        Ok(true) => FirstPass::Placed,
+        _ => FirstPass::Protocol,
+    }
 }
 
 /// Stores the key's code in the lowest free slot of the emptier of `c`'s buckets (the

@@ -21,6 +21,7 @@ use super::engine::ExpandTable;
 use super::engine::target_stripes;
 use super::scheme::{Era, Key, Pairing, Scheme, stream_window};
 use super::segments::{LaterSegments, Segments};
+use crate::engine::FirstPass;
 use crate::error::InsertError;
 use crate::fingerprint::Fingerprint;
 use crate::stripe::Access;
@@ -466,13 +467,15 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         // One link and a plain insert whose pair has a free slot, most inserts: inline,
         // as `contains` does. Everything else, out of line: with the loop below inlined,
         // every insert paid its frame (six saved registers, 152 bytes of stack).
+        let mut first_pass = FirstPass::Protocol;
         if !unique && self.link_count() == 1 {
             let first = &self.first_link;
-            if first.insert_plain(access, first.key(hash)) {
+            first_pass = first.insert_plain(access, first.key(hash));
+            if first_pass == FirstPass::Placed {
                 return Ok(true);
             }
         }
-        self.insert_slow(access, hash, unique)
+        self.insert_slow(access, hash, unique, first_pass)
     }
 
     /// [`insert`](Self::insert) past its inline first pass.
@@ -482,8 +485,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         access: A,
         hash: u64,
         unique: bool,
+        first_pass: FirstPass,
     ) -> Result<bool, InsertError> {
-        let result = self.insert_inner(access, hash, unique);
+        let result = self.insert_inner(access, hash, unique, first_pass);
         if let Err(error) = result {
             A::count_one(match error {
                 InsertError::TooManyCopies => &self.control.refused_copies,
@@ -498,6 +502,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         access: A,
         hash: u64,
         unique: bool,
+        mut first_pass: FirstPass,
     ) -> Result<bool, InsertError> {
         let mut started = false;
         loop {
@@ -513,11 +518,15 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                 }
             };
             let current = || self.link_count() == links;
-            // With one link, `insert` tried the plain first pass already.
-            let inserted = if links == 1 {
-                newest.insert_protocol(access, key, unique, &current)
-            } else {
-                newest.insert_while(access, key, unique, &current)
+            // With one link, `insert` tried the plain first pass already: what it found
+            // decides the next step (once: a later pass starts afresh).
+            let inserted = match (
+                links,
+                std::mem::replace(&mut first_pass, FirstPass::Protocol),
+            ) {
+                (1, FirstPass::Kick) => newest.insert_kicking(access, key, &current),
+                (1, _) => newest.insert_protocol(access, key, unique, &current),
+                _ => newest.insert_while(access, key, unique, &current),
             };
             let Some(result) = inserted else {
                 continue;
