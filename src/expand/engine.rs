@@ -648,8 +648,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         crate::kick::insert_kicking(self, access, self.sides(key), false, &current)
     }
 
-    /// The whole insert protocol, from the start. Out of line: only unique inserts,
-    /// kicks and lost races come here, and inlined it gave every insert its frame.
+    /// The whole insert protocol, from the start. Out of line: only unique inserts, lost
+    /// races and pairs of copies alone come here, and inlined it gave every insert its
+    /// frame.
     #[inline(never)]
     pub(crate) fn insert_protocol<A: Access>(
         &self,
