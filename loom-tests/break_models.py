@@ -485,10 +485,10 @@ MUTATIONS = {
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",
         "an exclusive plain insert, which stores into the slot it loaded, skips its stripe count",
         "src/engine.rs",
-        """                access
-                    .lock_pair(layout.stripes(era), stripe, stripe)
-                    .count_added(stripe);""",
-        """                let _ = (access, stripe);""",
+        """        access
+            .lock_pair(layout.stripes(era), stripe, stripe)
+            .count_added(stripe);""",
+        """        let _ = (access, stripe);""",
     ),
     "t17": (
         "tests/exclusive.rs::exclusive_and_shared_growable_operations_leave_the_same_table",

@@ -487,19 +487,7 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
                 return insert_kicking(layout, access, L::key_to_words(key), unique, current);
             }
         } else if !unique {
-            let (side, slot) = empty.emptier(B);
-            let (bucket, code) = c.side(side);
-            let stripe = layout.stripe_of(era, bucket);
-            if !A::SHARED {
-                // Nothing has written the pair since it was loaded: the slot the shared
-                // path finds again under the stripe lock is this one.
-                layout.set_slot(era, bucket, slot, code);
-                access
-                    .lock_pair(layout.stripes(era), stripe, stripe)
-                    .count_added(stripe);
-                return Some(Ok(true));
-            }
-            match place_in_bucket(layout, access, era, bucket, stripe, code) {
+            match place_in_emptier(layout, access, era, &c, empty) {
                 Ok(true) => return Some(Ok(true)),
                 Ok(false) => {}
                 Err(Stale) => continue,
@@ -520,6 +508,75 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
             }
         };
     }
+}
+
+/// What [`insert_plain_at`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FirstPass {
+    /// It placed the key's code.
+    Placed,
+    /// Both buckets were full, not with copies of the key alone: [`insert`] would kick
+    /// next, and the caller may start the kick search ([`insert_kicking`]) at once.
+    Kick,
+    /// Nothing changed, for [`insert`] to decide from the start (a split met a newer
+    /// era, the slot was taken meanwhile, the era changed, or only copies fill the pair).
+    Protocol,
+}
+
+/// [`insert`]'s first pass for a plain insert, at an era the caller pinned (as
+/// [`contains_at`] is for a lookup, so that a layout can compile it for each kind of
+/// era). Nothing changed unless it says [`FirstPass::Placed`].
+#[inline(always)]
+pub(crate) fn insert_plain_at<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+) -> FirstPass {
+    let c = layout.locate(era, key);
+    if L::GROWS && layout.make_ready::<A>(era, &c).is_err() {
+        return FirstPass::Protocol;
+    }
+    let pair = layout.load_pair(era, &c);
+    let empty = match_pair::<L::F>(&pair, 0, B);
+    if !empty.any() {
+        // As in `insert`: kicking is pointless if the buckets hold only copies of the key.
+        return if L::matches(&pair, &c).count() < 2 * B {
+            FirstPass::Kick
+        } else {
+            FirstPass::Protocol
+        };
+    }
+    match place_in_emptier(layout, access, era, &c, empty) {
+        Ok(true) => FirstPass::Placed,
+        _ => FirstPass::Protocol,
+    }
+}
+
+/// Stores the key's code in the lowest free slot of the emptier of `c`'s buckets (the
+/// first on a tie) as `empty`, loaded unlocked, shows them, under that bucket's stripe
+/// lock alone (see [`place_in_bucket`]).
+#[inline(always)]
+fn place_in_emptier<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    c: &Located<L::Bucket>,
+    empty: SlotMask,
+) -> Result<bool, Stale> {
+    let (side, slot) = empty.emptier(B);
+    let (bucket, code) = c.side(side);
+    let stripe = layout.stripe_of(era, bucket);
+    if !A::SHARED {
+        // Nothing has written the pair since it was loaded: the slot the shared
+        // path finds again under the stripe lock is this one.
+        layout.set_slot(era, bucket, slot, code);
+        access
+            .lock_pair(layout.stripes(era), stripe, stripe)
+            .count_added(stripe);
+        return Ok(true);
+    }
+    place_in_bucket(layout, access, era, bucket, stripe, code)
 }
 
 /// The current era and `key` located there, with its buckets' stripes split to it

@@ -276,10 +276,15 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         for (k, word) in loaded.iter_mut().enumerate().take(Self::WORDS_PER_BUCKET) {
             *word = words[k].load(Ordering::Relaxed);
         }
-        std::array::from_fn(|slot| {
+        // A plain loop, not `array::from_fn`: inlined into a large caller, that left its
+        // closure and itself as calls (a growable insert's locked slot search, 40
+        // instructions an insert).
+        let mut codes = [0u64; B];
+        for (slot, code) in codes.iter_mut().enumerate() {
             let bit = shift as usize + slot * F::BITS as usize;
-            (loaded[bit / 64] >> (bit % 64)) & Self::SLOT_MASK
-        })
+            *code = (loaded[bit / 64] >> (bit % 64)) & Self::SLOT_MASK;
+        }
+        codes
     }
 
     /// Slot `slot` of bucket `sub` of word group `words`.

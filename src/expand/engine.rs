@@ -46,7 +46,7 @@ use smallvec::SmallVec;
 use super::record::{Arm, EraRecord, Pinned, Records, Spot};
 use super::scheme::{Era, Key, Pairing, Scheme, Split};
 use super::stash::{STASH_KEYS, Stash};
-use crate::engine::{self, Growth, Layout, Located, Overflow, Placement, Stale};
+use crate::engine::{self, FirstPass, Growth, Layout, Located, Overflow, Placement, Stale};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
@@ -614,6 +614,51 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         // No prefetch first: the engine loads the pair right after it pins the era and
         // checks two split bits, so the miss starts as early (a prefetch here located the
         // key twice).
+        if !unique {
+            match self.insert_plain(access, key) {
+                FirstPass::Placed => return Some(Ok(true)),
+                FirstPass::Kick => return self.insert_kicking(access, key, current),
+                FirstPass::Protocol => {}
+            }
+        }
+        self.insert_protocol(access, key, unique, current)
+    }
+
+    /// A plain insert's first pass (see [`engine::insert_plain_at`]). One branch on the
+    /// era, as in [`buckets_hold`](Self::buckets_hold).
+    #[inline(always)]
+    pub(crate) fn insert_plain<A: Access>(&self, access: A, key: Key) -> FirstPass {
+        let record = self.control.records.current_by_kind(&self.first);
+        if record.arm() == Arm::First {
+            engine::insert_plain_at(self, access, Pinned::first(&self.first), self.sides(key))
+        } else {
+            engine::insert_plain_at(self, access, record, self.sides(key))
+        }
+    }
+
+    /// A plain insert's kick search, where its first pass found both buckets full (the
+    /// step `engine::insert` takes next). Out of line, as the protocol is.
+    #[inline(never)]
+    pub(crate) fn insert_kicking<A: Access>(
+        &self,
+        access: A,
+        key: Key,
+        current: &dyn Fn() -> bool,
+    ) -> Option<Result<bool, InsertError>> {
+        crate::kick::insert_kicking(self, access, self.sides(key), false, &current)
+    }
+
+    /// The whole insert protocol, from the start. Out of line: only unique inserts, lost
+    /// races and pairs of copies alone come here, and inlined it gave every insert its
+    /// frame.
+    #[inline(never)]
+    pub(crate) fn insert_protocol<A: Access>(
+        &self,
+        access: A,
+        key: Key,
+        unique: bool,
+        current: &dyn Fn() -> bool,
+    ) -> Option<Result<bool, InsertError>> {
         engine::insert(self, access, self.sides(key), unique, &current)
     }
 
