@@ -210,20 +210,23 @@ MUTATIONS = {
         "recent::a_writer_past_the_overflow_limit_waits_for_the_sweep",
         "a RecentFilter writer past the overflow limit waits for a chunk to claim, not for the open",
         "src/recent/mod.rs",
-        """            while self.position() == window && !self.help_sweep() {""",
-        """            while !self.help_sweep() {""",
+        """        while self.position() == window && !self.help_sweep() {""",
+        """        while !self.help_sweep() {""",
     ),
     "j9": (
         "recent::a_writer_finds_the_open_generation_full",
         "a RecentFilter writer refused by a full generation closes whatever window it reads next",
         "src/recent/mod.rs",
-        """            if self
-                .fill
-                .reached(window.tag(), window.opened(), self.fill.generation_len())
-            {
-                self.close(window, false);
-            }""",
-        """            self.close(window, false);""",
+        """        if window.is_sweeping() {
+            self.wait_for_open(window);
+        } else {
+            self.close_if_full(window);
+        }""",
+        """        if window.is_sweeping() {
+            self.wait_for_open(window);
+        } else {
+            self.close(window, false);
+        }""",
     ),
     "j10": (
         "recent::two_admits_of_one_key_across_a_close",
