@@ -60,7 +60,14 @@ fn keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten() {
             "window {window}: {stats:?}"
         );
         assert!(filter.len() <= filter.window());
-        assert!(filter.len() >= filter.guaranteed_window());
+        // Less the keys that met a false match and stored nothing (a window of 1,000
+        // that had just slid held 749 of its 750).
+        let false_matches = 2.0 * filter.false_positive_bound() * guaranteed as f64 + 2.0;
+        assert!(
+            filter.len() as f64 >= guaranteed as f64 - false_matches,
+            "window {window}: {} held",
+            filter.len()
+        );
     }
 }
 

@@ -21,7 +21,7 @@
 //! the overflow limit (`g / 128`, or twice the chunks where that is more; a sweep whose
 //! writers stall, or that goes round again), each write sweeps a chunk more and waits
 //! when none is left to claim (`FillCounts::overflow_limit`). The table is sized for
-//! `G·g` at 92% load, with room for both.
+//! `G·g` at 90% load, with room for both.
 //!
 //! A window below about 3,700 keys at 16-bit fingerprints has a table of at most 1,024
 //! words, which the closing insert sweeps whole, under every stripe lock. Its overflow
@@ -715,8 +715,9 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
 
     /// Keys held now, in the generations not being forgotten (exact when no writer is
     /// active): from `(G − 1)/G` of the window to the window, less those taken or
-    /// removed, and, with several writers or a sweep under way, the few a generation
-    /// takes past its share (see the module docs: about 0.5% of it at 4 M keys).
+    /// removed and the few whose insert met a false match (and stored nothing), and,
+    /// with several writers or a sweep under way, the few a generation takes past its
+    /// share (see the module docs: about 0.5% of it at 4 M keys).
     pub fn len(&self) -> usize {
         let dead = self.position().dead_tag();
         let held: i64 = (0..self.tags.generations() as u64)
