@@ -63,6 +63,8 @@ pub struct RecentBuilder<F = u16, S = DefaultHashBuilder> {
     count_shards: Option<usize>,
     /// The smallest table's buckets: [`MIN_BUCKETS`] (fewer only in tests).
     min_buckets: usize,
+    /// The share of slots a full window fills: [`WINDOW_LOAD`] (more only in a test).
+    load: f64,
     hasher: S,
     _fingerprint: PhantomData<fn() -> F>,
 }
@@ -76,6 +78,7 @@ impl RecentBuilder {
             stripes: None,
             count_shards: None,
             min_buckets: MIN_BUCKETS,
+            load: WINDOW_LOAD,
             hasher: DefaultHashBuilder::new(),
             _fingerprint: PhantomData,
         }
@@ -132,6 +135,16 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
         self
     }
 
+    /// Sizes the table for a full window to fill `load` of its slots instead of
+    /// [`WINDOW_LOAD`]: lets a test run a window at the load where concurrent writers
+    /// break each other's kick paths often. Test-only; not part of the API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn window_load(mut self, load: f64) -> Self {
+        self.load = load;
+        self
+    }
+
     /// Hashes keys with `hasher`.
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> RecentBuilder<F, T> {
         RecentBuilder {
@@ -140,6 +153,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             stripes: self.stripes,
             count_shards: self.count_shards,
             min_buckets: self.min_buckets,
+            load: self.load,
             hasher,
             _fingerprint: PhantomData,
         }
@@ -153,6 +167,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             stripes: self.stripes,
             count_shards: self.count_shards,
             min_buckets: self.min_buckets,
+            load: self.load,
             hasher: self.hasher,
             _fingerprint: PhantomData,
         }
@@ -179,7 +194,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentBuilder<F, S> {
             .checked_mul(self.generations)
             .ok_or(BuildError::TooLarge)?;
         let buckets = checked_buckets(
-            buckets_at_load(keys, SLOTS, WINDOW_LOAD).max(self.min_buckets),
+            buckets_at_load(keys, SLOTS, self.load).max(self.min_buckets),
             SLOTS * F::BITS as usize / 8,
         )?;
         // As a `CuckooFilter`'s: a tiny window (a ghost for a cache of a few hundred
