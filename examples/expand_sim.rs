@@ -3,8 +3,10 @@
 //! (here a list of the crate's `CuckooFilter`s, each with twice the buckets of the one
 //! before, inserts going to the newest until it is full, lookups asking every one: what
 //! the chain's type did), from the same first capacity: the load at which each doubling
-//! happened, and the false-positive rate measured on fresh negative keys at the end of
-//! each doubling (the newest table or sub-filter at 90% load), beside the model's bound.
+//! happened (the model doubling only when an insert finds no kick path, the scheme's
+//! limit, not early above 95% as the engine does), and the false-positive rate
+//! measured on fresh negative keys at the end of each doubling (the newest table or
+//! sub-filter at 90% load), beside the model's bound.
 //!
 //! ```text
 //! cargo run --release --example expand_sim -- [first capacity] [bits] [doublings] [negatives] [link doublings] [shared]
@@ -60,11 +62,14 @@ fn main() {
 
     // Fill until `Full`, measuring each era once, when its load first reaches 90%.
     let links = 1 + eras as usize / (link_doublings as usize + 1);
-    let mut model = if shared {
+    // Doubling only when an insert finds no kick path (not early, above 95%, as the
+    // engine does): the loads each era of the scheme reaches.
+    let model = if shared {
         ExpandChain::with_shared_code(base, bits, slots, link_doublings, links)
     } else {
         ExpandChain::new(base, bits, slots, link_doublings, links)
     };
+    let mut model = model.doubling_when_no_path();
     let mut expand_rows = vec![(f64::NAN, f64::NAN, 0); eras as usize + 1];
     let mut state = 1u64;
     while model.doublings() <= eras {

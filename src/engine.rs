@@ -179,9 +179,17 @@ pub(crate) trait Layout<const B: usize> {
     /// The stripes of `era`.
     fn stripes<'a>(&'a self, era: Self::Era<'a>) -> &'a Stripes;
 
-    /// Counts an insert near `stripe` that moved `moves` codes to make room (statistics,
-    /// on the kick path only).
-    fn count_kick<A: Access>(&self, era: Self::Era<'_>, stripe: usize, moves: usize);
+    /// Counts an insert whose first bucket is `bucket` that moved `moves` codes to make
+    /// room (statistics, on the kick path only, after the key was placed and every lock
+    /// was let go). A table that grows may also grow here, as its policy says
+    /// (`expand/engine.rs`).
+    fn count_kick<A: Access>(
+        &self,
+        access: A,
+        era: Self::Era<'_>,
+        bucket: Self::Bucket,
+        moves: usize,
+    );
 
     /// `key`'s buckets and codes at `era`.
     fn locate(&self, era: Self::Era<'_>, key: Self::Key) -> Located<Self::Bucket>;

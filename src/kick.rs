@@ -184,7 +184,7 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
         let no_room = match kick_and_place(layout, access, era, &c, unique, current, &mut nodes) {
             Ok((inserted, moves)) => {
                 if moves > 0 {
-                    layout.count_kick::<A>(era, layout.stripe_of(era, c.buckets[0]), moves);
+                    layout.count_kick(access, era, c.buckets[0], moves);
                 }
                 return Some(Ok(inserted));
             }

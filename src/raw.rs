@@ -317,8 +317,8 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
     }
 
     #[inline(always)]
-    fn count_kick<A: Access>(&self, (): (), stripe: usize, moves: usize) {
-        self.counters.kicked(stripe, moves);
+    fn count_kick<A: Access>(&self, _: A, (): (), bucket: usize, moves: usize) {
+        self.counters.kicked(self.stripe_of(bucket), moves);
     }
 
     #[inline(always)]

@@ -312,6 +312,32 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         word.store(new, order);
     }
 
+    /// Stores `codes` as the whole bucket `sub` of word group `words`: each of its words
+    /// written once (a word it shares with a neighbour keeps the neighbour's bits).
+    #[inline(always)]
+    pub(crate) fn group_store_bucket(
+        words: &[AtomicU64],
+        sub: usize,
+        codes: [u64; B],
+        order: Ordering,
+    ) {
+        let (_, shift) = Self::slot_position(sub, 0);
+        let mut new = [0u64; 4];
+        for (slot, &code) in codes.iter().enumerate() {
+            let bit = shift as usize + slot * F::BITS as usize;
+            new[bit / 64] |= code << (bit % 64);
+        }
+        if Self::BUCKET_BITS >= 64 {
+            for (k, &value) in new.iter().enumerate().take(Self::WORDS_PER_BUCKET) {
+                words[k].store(value, order);
+            }
+        } else {
+            let mask = ((1u64 << Self::BUCKET_BITS) - 1) << shift;
+            let old = words[0].load(Ordering::Relaxed);
+            words[0].store((old & !mask) | new[0], order);
+        }
+    }
+
     /// Buckets `sub1` of group `words1` and `sub2` of group `words2` laid out as a
     /// [`Pair`] (the rule of [`pair_of_words`](Self::pair_of_words), given virtual bucket
     /// numbers: the first within word group 0, the second within the next).

@@ -156,6 +156,38 @@ fn doublings_in_a_row_split_what_no_writer_touched() {
     check::<u8>();
 }
 
+/// The growth policy for distinct keys: a grown table doubles once an insert that
+/// kicked leaves it more than 95% full (within about 0.1%: only kicks from its first
+/// 512 buckets ask), long before a kick search fails (97–99% at 16 bits, 4 slots); and
+/// a table filled to the capacity it was built for (95% of its slots, or a little less)
+/// never doubles.
+#[test]
+fn a_table_doubles_just_past_95_percent_and_never_below_its_capacity() {
+    let filter = GrowableCuckooFilter::with_capacity(1_000);
+    let mut loads = Vec::new();
+    for key in 0..300_000u64 {
+        let (doublings, load) = (filter.doublings(), filter.load_factor());
+        filter.insert(&key).unwrap();
+        if filter.doublings() != doublings {
+            loads.push(load);
+        }
+    }
+    assert_eq!(loads.len(), 9, "doublings at loads {loads:?}");
+    assert!(
+        loads.iter().all(|&load| (0.949..0.955).contains(&load)),
+        "doublings at loads {loads:?}"
+    );
+    for capacity in [1_000, 10_000, 100_000, 400_000] {
+        let filter = GrowableCuckooFilter::with_capacity(capacity);
+        for key in 0..capacity as u64 {
+            filter.insert(&key).unwrap();
+        }
+        let stats = filter.stats();
+        assert_eq!(stats.doublings, 0, "capacity {capacity}");
+        assert!(stats.kicked_inserts > 0, "capacity {capacity}: no kicks");
+    }
+}
+
 #[test]
 fn grows_from_a_thousand_to_four_million_keys_under_readers() {
     let filter = GrowableCuckooFilter::with_capacity(1_000);

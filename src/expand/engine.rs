@@ -21,7 +21,9 @@
 //!   at most for one stripe's split, never for the table; the next doubling splits what
 //!   nobody touched.
 //! - **A doubling** (an insert that finds no kick path, three quarters full, at most one
-//!   per insert, or at any load with the stash full): under the growth lock it splits whatever is left of the current era,
+//!   per insert, or at any load with the stash full; or, earlier, an insert that kicked
+//!   and left the table more than 95% full: `grow_if_loaded`): under the growth lock it
+//!   splits whatever is left of the current era,
 //!   allocates the next segment and the next era's stripes, and then, holding every
 //!   stripe lock of the current record, carries each stripe's count over and publishes
 //!   the new record with `Release`. Nothing is copied: each stripe's codes move later.
@@ -60,6 +62,28 @@ use crate::table::Table;
 /// "Adversarial keys" in the module docs); doubling again would cost memory and free
 /// nothing.
 const MAX_DOUBLINGS_PER_INSERT: usize = 1;
+
+/// Kicks that ask whether the table is loaded enough to double early
+/// ([`loaded_to_double`]): those whose key's first bucket is one of the first
+/// `GAUGE_BUCKETS` (all of them in a table that small). The answer sums every stripe's
+/// count, about one stripe per 256 buckets, so asking on one kick in `buckets /
+/// GAUGE_BUCKETS` keeps its cost per insert the same at any size (asked on every kick
+/// of more than one move, it cost a pre-sized fill of 943,718 keys at 512 stripes 23
+/// instructions per insert, and would cost 8 times that at 8 times the size; asked as
+/// here, 1.5), and the table still doubles within about 0.1% of the threshold. A bucket
+/// number, not a stripe, so that the model (`model.rs`) takes the same decision.
+pub(crate) const GAUGE_BUCKETS: u64 = 512;
+
+/// Whether a table holding `codes` codes in `slots` slots doubles after a kick (one
+/// that [`GAUGE_BUCKETS`] picks), without waiting for a kick search to fail: above 95%
+/// (the load a first table is sized for, so a filter filled to its capacity never
+/// doubles early). Past it a kick search costs an insert thousands of instructions, and
+/// the failed one that would end the era reads its whole tree (module docs of
+/// `expand/mod.rs`, "When a table doubles").
+#[inline]
+pub(crate) const fn loaded_to_double(codes: usize, slots: usize) -> bool {
+    codes.saturating_mul(20) > slots.saturating_mul(19)
+}
 
 /// One side of a key: its base bucket, the stream its descendants are read from, and
 /// the stream its codes are read from (side 1's on both sides with shared codes).
@@ -771,6 +795,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Moves every code of bucket `parent` (of the era before `record`'s) to `parent` or
     /// its child, each keeping its slot; a void goes to both. Returns the voids.
+    ///
+    /// Both buckets are computed whole and each stored once, the child first (so that
+    /// every code is in one of them at every instant, as in a kick move): a store per
+    /// moved code and another per cleared one cost a grown fill 9 instructions per insert
+    /// more (callgrind, 943,718 keys from capacity 921). The child is empty: its stripe
+    /// is unsplit, and writers split a stripe before they write to it.
     fn split_bucket(&self, record: Pinned<'_, F, B>, parent: u64) -> isize {
         let era = record.era - 1;
         let spot = self.spot_of(parent);
@@ -780,15 +810,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         };
         let (parents, p) = record.bucket(spot, self.base_buckets);
         let (children, c) = record.bucket(child, self.base_buckets);
-        let store = |words, sub, slot, code: u32| {
-            Table::<F, B>::group_store(words, sub, slot, u64::from(code), Ordering::Relaxed)
-        };
+        let codes = Table::<F, B>::group_bucket(parents, p);
+        let (mut lower, mut upper) = ([0u64; B], [0u64; B]);
         let mut voids = 0;
         let at = (u64::from(spot.base), u64::from(spot.t));
-        for (slot, code) in Table::<F, B>::group_bucket(parents, p)
-            .into_iter()
-            .enumerate()
-        {
+        for (slot, &code) in codes.iter().enumerate() {
             if code == 0 {
                 continue;
             }
@@ -796,20 +822,23 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 Split::One {
                     to_upper: false,
                     code,
-                } => store(parents, p, slot, code),
+                } => lower[slot] = u64::from(code),
                 Split::One {
                     to_upper: true,
                     code,
-                } => {
-                    store(children, c, slot, code);
-                    store(parents, p, slot, 0);
-                }
+                } => upper[slot] = u64::from(code),
                 Split::Both { code } => {
-                    store(parents, p, slot, code);
-                    store(children, c, slot, code);
+                    lower[slot] = u64::from(code);
+                    upper[slot] = u64::from(code);
                     voids += 1;
                 }
             }
+        }
+        if upper != [0; B] {
+            Table::<F, B>::group_store_bucket(children, c, upper, Ordering::Relaxed);
+        }
+        if lower != codes {
+            Table::<F, B>::group_store_bucket(parents, p, lower, Ordering::Relaxed);
         }
         voids
     }
@@ -830,6 +859,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 self.unstash(access);
                 Growth::Grown
             }
+        }
+    }
+
+    /// Doubles the table (as [`grow`](Layout::grow) would after a failed search) if
+    /// `record` is still current, may double, and is [`loaded_to_double`]; by an insert
+    /// that placed its key after a kick, and holds no lock.
+    #[cold]
+    #[inline(never)]
+    fn grow_if_loaded<A: Access>(&self, access: A, record: Pinned<'_, F, B>) {
+        if record.era < self.max_era
+            && loaded_to_double(
+                record.stripes.total_count(),
+                self.buckets(record.era) as usize * B,
+            )
+        {
+            self.grow_from(access, record, Era::from(self.step));
         }
     }
 
@@ -1096,10 +1141,15 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     /// Beside the records that lookups read, so the longest path is written only when
-    /// it grows; with exclusive access, without a read-modify-write.
+    /// it grows; with exclusive access, without a read-modify-write. A kick from one of
+    /// the first [`GAUGE_BUCKETS`] buckets asks whether the table is full enough to
+    /// double early ([`grow_if_loaded`](ExpandTable::grow_if_loaded)).
     #[inline(always)]
-    fn count_kick<A: Access>(&self, _: Pinned<'_, F, B>, _: usize, moves: usize) {
+    fn count_kick<A: Access>(&self, access: A, record: Pinned<'_, F, B>, spot: Spot, moves: usize) {
         A::count_one(&self.control.kicked);
+        if self.index(spot) < GAUGE_BUCKETS {
+            self.grow_if_loaded(access, record);
+        }
         let moves = u8::try_from(moves).unwrap_or(u8::MAX);
         if moves > self.control.longest_path.load(Ordering::Relaxed) {
             if A::SHARED {
@@ -1288,10 +1338,12 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         }
     }
 
-    /// The growth policy: a doubling only with the table at least three quarters full
-    /// (measured against the slots of the era searched), at most one per insert (see
-    /// "Adversarial keys" in the module docs), the stash taking the keys it spends none
-    /// on; with the stash full, a doubling whatever the load ("Duplicates").
+    /// The growth policy after a failed kick search: a doubling only with the table at
+    /// least three quarters full (measured against the slots of the era searched), at
+    /// most one per insert (see "Adversarial keys" in the module docs), the stash
+    /// taking the keys it spends none on; with the stash full, a doubling whatever the
+    /// load ("Duplicates"). Distinct keys rarely get here: the table doubles above 95%
+    /// after a kick first (`grow_if_loaded`).
     #[inline(always)]
     fn grow<A: Access>(&self, access: A, record: Pinned<'_, F, B>, doublings: usize) -> Growth {
         // Another thread may have grown the table since this search began: look again

@@ -130,6 +130,38 @@
 //! adds its false positives to every lookup, and `f − 5` spreads a filter grown from
 //! 1,000 to 10^6 keys over 4 links where `f − 3` needs 3.
 //!
+//! # When a table doubles
+//!
+//! A table may double as soon as its codes no longer fit well, and it must double
+//! before a key is refused; between the two, the later it doubles, the fewer bits per
+//! item it costs, and the more its inserts cost. Kick searches grow steeply with the
+//! load: in instructions per insert (callgrind at `8380ffa`, before this policy, the
+//! table grown from 1,000 keys to era 8, 270,336 slots, keys inserted one at a time,
+//! against era 0 of the same size):
+//!
+//! | load | 49–60% | 60–70% | 70–80% | 80–85% | 85–90% | 90–93% | 93–95% | 95–97% |
+//! |---|--:|--:|--:|--:|--:|--:|--:|--:|
+//! | era 8 | 266 | 283 | 404 | 644 | 1,035 | 1,854 | 3,359 | 10,484 |
+//! | era 0 | 163 | 175 | 254 | 439 | 737 | 1,362 | 2,465 | 6,956 |
+//!
+//! and the failed search that ended each era at 97.3–98.7% read its whole tree (up to
+//! 2,730 nodes): the last 2.5% of each era cost more than the 46% before them. So a table
+//! whose insert kicked and left it more than 95% full doubles then
+//! (`ExpandTable::grow_if_loaded`), as a failed search would have made it (the same
+//! `grow_from`, by an insert that holds no lock, its key placed). 95% is the load a
+//! first table is sized for, so a filter filled to its capacity never doubles early.
+//! Only a kick from one of the first 512 buckets asks, since the answer sums every
+//! stripe's count: the cost per insert stays the same at any size, and the table
+//! doubles within about 0.1% of the threshold. A fill of 943,718 keys from capacity
+//! 921 (10 doublings) went from 1,112.8 to 728.8 instructions per insert (the table
+//! pre-sized for them: 296.0 to 297.5; see BENCHMARKS.md for the times, and for 719.8
+//! once a split stores each bucket once); 10^6 keys from 1,000 end at the same era either
+//! way (17.65 bits per item), as do 8·10^6 (22.0). A filter whose keys fill 95% to
+//! about 97.5% of an era's slots now holds twice the slots it did, and the most bits
+//! per item a grown table costs (right after a doubling) rise by about 2.6%. The model (`model.rs`) doubles
+//! the same way, and `examples/expand_sim.rs` turns it off to measure the scheme's own
+//! limit (the table above, "How far one table doubles").
+//!
 //! # Links: growth past one table
 //!
 //! Past its last good era a table stops doubling and a *link* starts: a new table of its
@@ -275,7 +307,9 @@
 //!   the era or still of the one before.
 //! - **A doubling** (an insert that finds no kick path in a table at least three
 //!   quarters full, at most one per insert, or in any table whose stash is full: see
-//!   "Duplicates") splits whatever is left of the current era, allocates the
+//!   "Duplicates"; or, before any search fails, an insert that kicked and left the
+//!   table more than 95% full, see "When a table doubles") splits whatever is left of
+//!   the current era, allocates the
 //!   next segment and the next era's stripes (all unsplit), and then, holding every
 //!   stripe lock of the current record, carries the stripes' counts over and publishes
 //!   the next record: nothing is copied there.

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::engine::{GAUGE_BUCKETS, loaded_to_double};
 use super::scheme::{Era, Key, Pairing, Place, Scheme, Split, stream_window};
 use super::stash::STASH_KEYS;
 use crate::error::InsertError;
@@ -15,7 +16,8 @@ fn max_moves(slots: usize) -> usize {
     if slots <= 4 { 5 } else { 3 }
 }
 
-/// A table of `buckets(era) × slots` codes that doubles when an insert finds no room.
+/// A table of `buckets(era) × slots` codes that doubles when an insert finds no room,
+/// or (as the engine does) after a kick above 95% load.
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct ExpandModel {
@@ -36,6 +38,10 @@ pub struct ExpandModel {
     /// three quarters full unless the stash is full, the stash taking a key it spends no
     /// doubling on.
     always_doubles: bool,
+    /// Whether the table doubles after a kick above 95% load as the engine does
+    /// (`ExpandTable::grow_if_loaded`), rather than only when an insert finds no room
+    /// (the scheme's limit, which `examples/expand_sim.rs` measures).
+    doubles_early: bool,
     /// Load at each doubling so far: the share of slots in use when an insert found no
     /// room and the table doubled.
     loads_at_doubling: Vec<f64>,
@@ -72,6 +78,7 @@ impl ExpandModel {
             stash: [None; STASH_KEYS],
             always_doubles: false,
             loads_at_doubling: Vec::new(),
+            doubles_early: true,
         }
     }
 
@@ -193,7 +200,8 @@ impl ExpandModel {
         true
     }
 
-    /// Adds a copy of `hash`, doubling the table when no kick path frees a slot.
+    /// Adds a copy of `hash`, doubling the table when no kick path frees a slot, or
+    /// after a kick that left it more than 95% full (see `doubles_early`).
     ///
     /// # Errors
     ///
@@ -214,8 +222,13 @@ impl ExpandModel {
             if emptier.is_none() && copies == 2 * self.slots {
                 return Err(InsertError::TooManyCopies);
             }
-            if let Some(place) = emptier.or_else(|| self.kick(places)) {
+            if let Some(place) = emptier {
                 self.store(place);
+                return Ok(());
+            }
+            if let Some(place) = self.kick(places) {
+                self.store(place);
+                self.double_if_loaded(places[0].bucket);
                 return Ok(());
             }
             // The engine's growth policy (`ExpandTable::grow`): under three quarters
@@ -234,6 +247,19 @@ impl ExpandModel {
                 return Err(InsertError::Full);
             }
             doubled = self.double();
+        }
+    }
+
+    /// The engine's early doubling (`ExpandTable::grow_if_loaded`, asked by a kick from
+    /// one of the first `GAUGE_BUCKETS` buckets): above 95% load the table doubles
+    /// after a kick rather than when a kick search fails.
+    fn double_if_loaded(&mut self, first_bucket: u64) {
+        if self.doubles_early
+            && !self.always_doubles
+            && first_bucket < GAUGE_BUCKETS
+            && loaded_to_double(self.len, self.codes.len())
+        {
+            self.double();
         }
     }
 
@@ -276,6 +302,13 @@ impl ExpandModel {
         let slot = self.bucket(place.bucket).iter().position(|&c| c == 0);
         self.bucket_mut(place.bucket)[slot.expect("a free slot")] = place.code;
         self.len += 1;
+    }
+
+    /// The same table, doubling only when an insert finds no room, never early (see
+    /// `doubles_early`).
+    pub fn doubling_when_no_path(mut self) -> Self {
+        self.doubles_early = false;
+        self
     }
 
     /// The same table, doubling whenever an insert finds no room (see `always_doubles`).
@@ -403,6 +436,8 @@ pub struct ExpandChain {
     /// The newest link's load when each later link started.
     loads_at_new_link: Vec<f64>,
     max_links: usize,
+    /// Whether the links double early (`ExpandModel::doubles_early`).
+    doubles_early: bool,
 }
 
 impl ExpandChain {
@@ -437,7 +472,18 @@ impl ExpandChain {
             link_doublings,
             loads_at_new_link: Vec::new(),
             max_links,
+            doubles_early: true,
         }
+    }
+
+    /// The same chain, whose links double only when an insert finds no room (see
+    /// [`ExpandModel::doubling_when_no_path`]): the loads the scheme itself reaches.
+    pub fn doubling_when_no_path(mut self) -> Self {
+        self.doubles_early = false;
+        for (link, _) in &mut self.links {
+            link.doubles_early = false;
+        }
+        self
     }
 
     /// Every link's codes, oldest first.
@@ -570,11 +616,12 @@ impl ExpandChain {
                     if next_start > 64 || base > 1 << 32 {
                         return Err(InsertError::Full);
                     }
-                    let link = ExpandModel::with_scheme(
+                    let mut link = ExpandModel::with_scheme(
                         Scheme::with_pairing(base, bits, newest.scheme.pairing()),
                         newest.slots,
                         self.link_doublings,
                     );
+                    link.doubles_early = self.doubles_early;
                     self.loads_at_new_link.push(newest.load());
                     self.links.push((link, next_start));
                 }
