@@ -2,7 +2,7 @@
 //! own keys through many doublings and remove every other one a little later, while a
 //! reader looks up keys that were inserted and are never removed.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What the churn drives: a table or a chain, on hashes.
 pub(crate) trait Churned: Sync {
@@ -37,6 +37,9 @@ pub(crate) fn concurrent_churn(
     let key = |writer: u64, i: u64| spread(round << 48 | writer << 32 | i);
     let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
     let writing = AtomicUsize::new(WRITERS as usize);
+    // The writers start once the reader runs: on a busy 2-core machine three writers
+    // could otherwise finish before the reader was ever scheduled, and race nothing.
+    let reading = AtomicBool::new(false);
     /// Counts a writer out when it ends, panicking or not, so the reader stops.
     struct Done<'a>(&'a AtomicUsize);
     impl Drop for Done<'_> {
@@ -47,9 +50,12 @@ pub(crate) fn concurrent_churn(
     std::thread::scope(|scope| {
         let writers: Vec<_> = (0..WRITERS)
             .map(|writer| {
-                let (engine, progress, writing) = (&engine, &progress, &writing);
+                let (engine, progress, writing, reading) = (&engine, &progress, &writing, &reading);
                 scope.spawn(move || {
                     let _done = Done(writing);
+                    while !reading.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
                     let mut inserted = 0;
                     for i in 0..keys_per_writer {
                         if !engine.insert(key(writer, i)) {
@@ -69,6 +75,7 @@ pub(crate) fn concurrent_churn(
         let reader = scope.spawn(|| {
             let mut rng = fastrand::Rng::with_seed(7);
             let mut lookups = 0u64;
+            reading.store(true, Ordering::Release);
             while writing.load(Ordering::Acquire) > 0 {
                 let writer = rng.u64(0..WRITERS);
                 let seen = progress[writer as usize].load(Ordering::Acquire) as u64;
