@@ -102,11 +102,6 @@ fn build(name: &str) -> (Box<dyn Filter>, u64) {
     (filter, keys)
 }
 
-#[inline(never)]
-fn fill(filter: &dyn Filter, keys: u64) -> u64 {
-    fill_from(filter, 0, keys)
-}
-
 /// Inserts `keys` keys, the `first`-th key on.
 #[inline(never)]
 fn fill_from(filter: &dyn Filter, first: u64, keys: u64) -> u64 {
@@ -136,7 +131,7 @@ fn main() {
     let (filter, keys) = build(&name);
     let (inserted, hits) = match op.as_str() {
         "contains" => {
-            let inserted = fill(&*filter, keys);
+            let inserted = fill_from(&*filter, 0, keys);
             (
                 inserted,
                 if work {
@@ -146,7 +141,14 @@ fn main() {
                 },
             )
         }
-        "fill" => (if work { fill(&*filter, keys) } else { 0 }, 0),
+        "fill" => (
+            if work {
+                fill_from(&*filter, 0, keys)
+            } else {
+                0
+            },
+            0,
+        ),
         "slide" => {
             // A window's steady state: filled twice over first, so every counted insert
             // meets the full window's load, its kicks and its slides.

@@ -73,6 +73,24 @@ fn spawn(
     thread::spawn(move || act(&filter))
 }
 
+/// Inserts `keys` at once, a loom thread each, and waits for all of them.
+fn insert_at_once<const N: usize>(filter: &Arc<RecentFilter>, keys: [u64; N]) {
+    let writers = keys.map(|key| spawn(filter, move |filter| filter.insert_hash(key)));
+    for writer in writers {
+        writer.join().unwrap();
+    }
+}
+
+/// Asserts that each named key, all of them within the window, is found.
+fn assert_found(filter: &RecentFilter, named: &[(&str, u64)]) {
+    for &(name, key) in named {
+        assert!(
+            filter.contains_hash(key),
+            "{name}, within the window, was lost"
+        );
+    }
+}
+
 #[test]
 fn slide_during_inserts_and_a_lookup() {
     explore("slide during inserts and a lookup", || {
@@ -185,10 +203,7 @@ fn two_count_shards_fill_a_generation() {
         // each other's counts through the lock.
         let a = key(&mut keys, &filter, Some([0, 1]));
         let b = key(&mut keys, &filter, Some([2, 3]));
-        let writers = [a, b].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
-        for writer in writers {
-            writer.join().unwrap();
-        }
+        insert_at_once(&filter, [a, b]);
         let stats = filter.stats();
         assert_eq!(
             stats.slides, 1,
@@ -287,16 +302,8 @@ fn two_writers_share_a_sweep_of_two_chunks() {
         assert!(filter.debug_close(), "setup: generation 1 should be open");
         assert_eq!(filter.debug_tag_counts()[0], old.len() + 2, "setup: tag 0");
 
-        let writers = [x, y].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
-        for writer in writers {
-            writer.join().unwrap();
-        }
-        for (name, key) in [("A", a), ("X", x), ("Y", y)] {
-            assert!(
-                filter.contains_hash(key),
-                "{name}, within the window, was lost"
-            );
-        }
+        insert_at_once(&filter, [x, y]);
+        assert_found(&filter, &[("A", a), ("X", x), ("Y", y)]);
         assert_eq!(
             filter.debug_window(),
             (2, false),
@@ -329,17 +336,9 @@ fn a_writer_past_the_overflow_limit_waits_for_the_sweep() {
             let [a, c, d] = [(); 3].map(|()| key(&mut keys, &filter, None));
             filter.insert_hash(a);
             assert!(filter.debug_close(), "setup: generation 0 should be open");
-            let writers = [c, d].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
-            for writer in writers {
-                writer.join().unwrap();
-            }
+            insert_at_once(&filter, [c, d]);
             assert_eq!(filter.debug_window(), (1, false), "the sweep did not end");
-            for (name, key) in [("A", a), ("C", c), ("D", d)] {
-                assert!(
-                    filter.contains_hash(key),
-                    "{name}, within the window, was lost"
-                );
-            }
+            assert_found(&filter, &[("A", a), ("C", c), ("D", d)]);
             assert_counts_match(&filter);
         },
     );
@@ -360,18 +359,10 @@ fn a_writer_finds_the_open_generation_full() {
         let mut keys = Keys::new();
         let [a, b, c] = [(); 3].map(|()| key(&mut keys, &filter, None));
         filter.insert_hash(a);
-        let writers = [b, c].map(|key| spawn(&filter, move |filter| filter.insert_hash(key)));
-        for writer in writers {
-            writer.join().unwrap();
-        }
+        insert_at_once(&filter, [b, c]);
         let tags = filter.debug_tag_counts();
         assert!(tags[0] <= 3, "generation 0 took {} keys: {tags:?}", tags[0]);
-        for (name, key) in [("B", b), ("C", c)] {
-            assert!(
-                filter.contains_hash(key),
-                "{name}, within the window, was lost"
-            );
-        }
+        assert_found(&filter, &[("B", b), ("C", c)]);
         assert_counts_match(&filter);
     });
 }
