@@ -271,37 +271,88 @@ impl<I: Iterator<Item = u64>, P: FnMut(u64)> Iterator for FetchedAhead<I, P> {
         self.waiting -= 1;
         Some(hash)
     }
+
+    /// Block by block, as the core filter's pipeline (`Located::try_fold_blocks`): the
+    /// next `ahead` hashes are fetched before the current block's are handed out, so
+    /// each is still fetched `ahead` or more keys early, without the ring's bookkeeping
+    /// for every key (`count` and `sum` over a batch come here).
+    #[inline]
+    fn fold<Acc, G: FnMut(Acc, u64) -> Acc>(mut self, mut acc: Acc, mut g: G) -> Acc {
+        if self.ahead == 0 {
+            return self.hashes.fold(acc, g);
+        }
+        // The hashes `next` fetched already form the first block.
+        let mut blocks = [[0u64; BLOCK]; 2];
+        let mut current = 0;
+        let mut len = self.waiting;
+        for (k, slot) in blocks[current][..len].iter_mut().enumerate() {
+            *slot = self.ring[(self.head + k) % BLOCK];
+        }
+        let mut exhausted = false;
+        loop {
+            let mut fetched = 0;
+            while fetched < self.ahead && !exhausted {
+                match self.hashes.next() {
+                    Some(hash) => {
+                        (self.prefetch)(hash);
+                        blocks[current ^ 1][fetched] = hash;
+                        fetched += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            for &hash in &blocks[current][..len] {
+                acc = g(acc, hash);
+            }
+            if fetched == 0 {
+                return acc;
+            }
+            (current, len) = (current ^ 1, fetched);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every hash comes out in order, after its prefetch and `ahead` more (exactly so,
+    /// key by key through `next`; at least so, block by block through `fold`, after
+    /// `taken` hashes through `next`).
     #[test]
     fn fetched_ahead_hands_out_every_hash_in_order_after_its_prefetch() {
         for ahead in [0, 1, 5, BLOCK, BLOCK + 3] {
             for n in [0u64, 1, 7, 16, 17, 100] {
-                let fetched = std::cell::RefCell::new(Vec::new());
-                let out: Vec<u64> =
-                    FetchedAhead::new(0..n, ahead, |h| fetched.borrow_mut().push(h))
-                        .inspect(|&h| {
-                            let lead = ahead.min(BLOCK) as u64;
-                            if lead > 0 {
-                                // Every hash up to `lead` past this one was fetched already.
-                                assert_eq!(
-                                    fetched.borrow().len() as u64,
-                                    (h + 1 + lead - 1).min(n)
-                                );
-                            }
-                        })
+                for taken in [usize::MAX, 0, 1, 3] {
+                    let fetched = std::cell::RefCell::new(Vec::new());
+                    let lead = ahead.min(BLOCK) as u64;
+                    let check = |h: u64, exact: bool| {
+                        if lead > 0 {
+                            let due = (h + lead).min(n);
+                            let now = fetched.borrow().len() as u64;
+                            assert!(if exact { now == due } else { now >= due });
+                        }
+                    };
+                    let mut hashes =
+                        FetchedAhead::new(0..n, ahead, |h| fetched.borrow_mut().push(h));
+                    let mut out: Vec<u64> = hashes
+                        .by_ref()
+                        .take(taken)
+                        .inspect(|&h| check(h, true))
                         .collect();
-                assert_eq!(out, (0..n).collect::<Vec<_>>(), "ahead {ahead}, n {n}");
-                let expected: Vec<u64> = if ahead == 0 {
-                    Vec::new()
-                } else {
-                    (0..n).collect()
-                };
-                assert_eq!(*fetched.borrow(), expected, "ahead {ahead}, n {n}");
+                    out = hashes.fold(out, |mut out, h| {
+                        check(h, false);
+                        out.push(h);
+                        out
+                    });
+                    assert_eq!(out, (0..n).collect::<Vec<_>>(), "ahead {ahead}, n {n}");
+                    let expected: Vec<u64> = if ahead == 0 {
+                        Vec::new()
+                    } else {
+                        (0..n).collect()
+                    };
+                    assert_eq!(*fetched.borrow(), expected, "ahead {ahead}, n {n}");
+                }
             }
         }
     }

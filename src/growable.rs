@@ -301,10 +301,17 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
                 if ahead > 0 {
                     self.chain.contains_fetched(Shared, hash)
                 } else {
-                    self.contains_hash(hash)
+                    self.contains_unfetched(hash)
                 }
             })
             .fuse()
+    }
+
+    /// One key of a batch that is not fetched ahead. Out of line, so that the pipelined
+    /// batch's loop keeps its own lookup in line.
+    #[inline(never)]
+    fn contains_unfetched(&self, hash: u64) -> bool {
+        self.contains_hash(hash)
     }
 
     /// [`insert`](Self::insert) for each key, in order, up to the first that fails.

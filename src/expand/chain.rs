@@ -377,6 +377,13 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         if links == 1 {
             return self.first_contains(access, hash);
         }
+        self.contains_fetched_linked(access, hash, links)
+    }
+
+    /// [`contains_fetched`](Self::contains_fetched) over two links or more. Out of
+    /// line, as [`contains_linked`](Self::contains_linked).
+    #[inline(never)]
+    fn contains_fetched_linked<A: Access>(&self, access: A, hash: u64, links: usize) -> bool {
         self.keyed(hash, links)
             .any(|(table, key)| table.contains(access, key))
     }

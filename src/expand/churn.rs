@@ -2,7 +2,7 @@
 //! own keys through many doublings and remove every other one a little later, while a
 //! reader looks up keys that were inserted and are never removed.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// What the churn drives: a table or a chain, on hashes.
 pub(crate) trait Churned: Sync {
@@ -37,9 +37,14 @@ pub(crate) fn concurrent_churn(
     let key = |writer: u64, i: u64| spread(round << 48 | writer << 32 | i);
     let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
     let writing = AtomicUsize::new(WRITERS as usize);
-    // The writers start once the reader runs: on a busy 2-core machine three writers
-    // could otherwise finish before the reader was ever scheduled, and race nothing.
+    // The writers start once the reader runs, and every `PACE` inserts each waits for
+    // the reader to look up one more key: on a busy 2-core machine three writers could
+    // otherwise finish before the reader was scheduled more than a few times (13
+    // lookups in 16 rounds, in one run of the whole suite beside two busy loops), and
+    // race nothing.
+    const PACE: u64 = 128;
     let reading = AtomicBool::new(false);
+    let looked_up = AtomicU64::new(0);
     /// Counts a writer out when it ends, panicking or not, so the reader stops.
     struct Done<'a>(&'a AtomicUsize);
     impl Drop for Done<'_> {
@@ -50,14 +55,25 @@ pub(crate) fn concurrent_churn(
     std::thread::scope(|scope| {
         let writers: Vec<_> = (0..WRITERS)
             .map(|writer| {
-                let (engine, progress, writing, reading) = (&engine, &progress, &writing, &reading);
+                let (engine, progress, writing, reading, looked_up) =
+                    (&engine, &progress, &writing, &reading, &looked_up);
                 scope.spawn(move || {
                     let _done = Done(writing);
                     while !reading.load(Ordering::Acquire) {
                         std::thread::yield_now();
                     }
                     let mut inserted = 0;
+                    let mut paced = 0;
                     for i in 0..keys_per_writer {
+                        if i % PACE == PACE - 1 {
+                            // `reading` turns false when the reader ends (a miss panics).
+                            while looked_up.load(Ordering::Acquire) <= paced
+                                && reading.load(Ordering::Acquire)
+                            {
+                                std::thread::yield_now();
+                            }
+                            paced = looked_up.load(Ordering::Acquire);
+                        }
                         if !engine.insert(key(writer, i)) {
                             break;
                         }
@@ -73,9 +89,17 @@ pub(crate) fn concurrent_churn(
             })
             .collect();
         let reader = scope.spawn(|| {
+            /// Lets the writers stop pacing when the reader ends, panicking or not.
+            struct Reading<'a>(&'a AtomicBool);
+            impl Drop for Reading<'_> {
+                fn drop(&mut self) {
+                    self.0.store(false, Ordering::Release);
+                }
+            }
             let mut rng = fastrand::Rng::with_seed(7);
             let mut lookups = 0u64;
             reading.store(true, Ordering::Release);
+            let _reading = Reading(&reading);
             while writing.load(Ordering::Acquire) > 0 {
                 let writer = rng.u64(0..WRITERS);
                 let seen = progress[writer as usize].load(Ordering::Acquire) as u64;
@@ -91,6 +115,7 @@ pub(crate) fn concurrent_churn(
                         engine.doublings()
                     );
                     lookups += 1;
+                    looked_up.store(lookups, Ordering::Release);
                 }
             }
             lookups

@@ -46,7 +46,7 @@ use std::collections::TryReserveError;
 use smallvec::SmallVec;
 
 use super::record::{Arm, EraRecord, Pinned, Records, Spot};
-use super::scheme::{Era, Key, Pairing, Scheme, Split};
+use super::scheme::{Era, Key, Pairing, Scheme};
 use super::stash::{STASH_KEYS, Stash};
 use crate::engine::{self, FirstPass, Growth, Layout, Located, Overflow, Placement, Stale};
 use crate::error::InsertError;
@@ -438,17 +438,27 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// lookup: each side says which stream its code is read from.
     #[inline(always)]
     fn sides(&self, key: Key) -> [Side; 2] {
-        let (base, stream, code) = match self.pairing {
+        match self.pairing {
             Pairing::Feistel => {
                 let (base, stream) = self.scheme().mirror_key(key);
-                (base, stream, stream)
+                Self::both_sides(key, base, stream, stream)
             }
-            // Side 2's descendant is read from its own stream, its code from side 1's.
-            Pairing::SharedCode => {
-                let (base, stream) = self.scheme().shared_side_two(key);
-                (base, stream, key.stream)
-            }
-        };
+            Pairing::SharedCode => self.shared_sides(key),
+        }
+    }
+
+    /// [`sides`](Self::sides) of a shared-code table: side 2's descendant is read from
+    /// its own stream, its code from side 1's.
+    #[inline(always)]
+    fn shared_sides(&self, key: Key) -> [Side; 2] {
+        debug_assert_eq!(self.pairing, Pairing::SharedCode);
+        let (base, stream) = self.scheme().shared_side_two(key);
+        Self::both_sides(key, base, stream, key.stream)
+    }
+
+    /// `key`'s own side, and side 2 at base bucket `base` with its stream and code.
+    #[inline(always)]
+    fn both_sides(key: Key, base: u64, stream: u32, code: u32) -> [Side; 2] {
         [
             Side {
                 base: key.base_bucket as u32,
@@ -584,9 +594,40 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     fn buckets_hold<A: Access>(&self, access: A, key: Key) -> bool {
         let record = self.control.records.current_by_kind(&self.first);
-        // One branch on the era: each arm is compiled for its kind of record (see
-        // `Pinned`), the first read as a field of the table. The sides are made in each
-        // arm, which at era 0 needs no descendant's stream.
+        // A table that never grew, of the pairing every table this crate builds has, is
+        // looked up here, compiled for that case alone: the first record read as a
+        // field of the table, one code for both buckets, and no descendant's stream.
+        if record.arm() == Arm::First && self.pairing == Pairing::SharedCode {
+            let sides = self.shared_sides(key);
+            return engine::contains_at(self, access, Pinned::first(&self.first), sides);
+        }
+        self.buckets_hold_any(access, key)
+    }
+
+    /// [`buckets_hold`](Self::buckets_hold) of a table that doubled, or decoded with the
+    /// Feistel pairing. Out of line: in line, its registers gave the never-grown
+    /// lookup a frame of six saved registers. The record is read again (any current
+    /// one will do), so that none is kept across the call.
+    #[inline(never)]
+    fn buckets_hold_any<A: Access>(&self, access: A, key: Key) -> bool {
+        let record = self.control.records.current_by_kind(&self.first);
+        if self.pairing != Pairing::SharedCode {
+            return self.buckets_hold_feistel(access, key);
+        }
+        let sides = self.shared_sides(key);
+        if record.arm() == Arm::First {
+            engine::contains_at(self, access, Pinned::first(&self.first), sides)
+        } else {
+            engine::contains_at(self, access, record, sides)
+        }
+    }
+
+    /// [`buckets_hold`](Self::buckets_hold) of a table decoded with the Feistel
+    /// pairing (snapshot kind 3).
+    #[cold]
+    #[inline(never)]
+    fn buckets_hold_feistel<A: Access>(&self, access: A, key: Key) -> bool {
+        let record = self.control.records.current_by_kind(&self.first);
         if record.arm() == Arm::First {
             engine::contains_at(self, access, Pinned::first(&self.first), self.sides(key))
         } else {
@@ -604,8 +645,24 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// hint: a stripe not split yet is read at its parent, which may then miss).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key) {
-        let record = self.record();
-        let c = self.locate(record, self.sides(key));
+        // Compiled for each kind of record and, for the pairing this crate builds, with
+        // its sides, as the lookup that follows (`buckets_hold`): generic, the hint cost
+        // half a lookup's instructions.
+        let record = self.control.records.current_by_kind(&self.first);
+        if self.pairing != Pairing::SharedCode {
+            return self.prefetch_at(record, self.sides(key));
+        }
+        let sides = self.shared_sides(key);
+        if record.arm() == Arm::First {
+            self.prefetch_at(Pinned::first(&self.first), sides);
+        } else {
+            self.prefetch_at(record, sides);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_at(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) {
+        let c = self.locate(record, sides);
         for spot in c.buckets {
             self.prefetch_bucket(record, spot);
         }
@@ -815,24 +872,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let mut voids = 0;
         let at = (u64::from(spot.base), u64::from(spot.t));
         for (slot, &code) in codes.iter().enumerate() {
-            if code == 0 {
-                continue;
-            }
-            match self.scheme().split_at(at, code as u32, era) {
-                Split::One {
-                    to_upper: false,
-                    code,
-                } => lower[slot] = u64::from(code),
-                Split::One {
-                    to_upper: true,
-                    code,
-                } => upper[slot] = u64::from(code),
-                Split::Both { code } => {
-                    lower[slot] = u64::from(code);
-                    upper[slot] = u64::from(code);
-                    voids += 1;
-                }
-            }
+            let (stays, moves, void) = self.scheme().split_lanes(at, code as u32, era);
+            lower[slot] = u64::from(stays);
+            upper[slot] = u64::from(moves);
+            voids += isize::from(void);
         }
         if upper != [0; B] {
             Table::<F, B>::group_store_bucket(children, c, upper, Ordering::Relaxed);
@@ -1215,6 +1258,17 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     fn load_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) -> [u64; B] {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_bucket(words, sub)
+    }
+
+    /// All slots compared at once, as the core filter's: the trait's default branched
+    /// on each slot, at random, 0.4 mispredictions an insert of a fill (callgrind's
+    /// branch simulation), more than the core filter's whole insert.
+    #[inline(always)]
+    fn slot_holding(&self, record: Pinned<'_, F, B>, spot: Spot, code: u64) -> Option<usize> {
+        let (words, sub) = record.bucket(spot, self.base_buckets);
+        let pair = Table::<F, B>::group_pair(words, sub, words, sub);
+        // The pair holds the bucket twice: its own slots are the low `B`.
+        SlotMask(crate::fingerprint::match_pair::<F>(&pair, code, B).0 & ((1 << B) - 1)).first()
     }
 
     #[inline(always)]
