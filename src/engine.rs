@@ -266,6 +266,14 @@ pub(crate) trait Layout<const B: usize> {
         true
     }
 
+    /// Whether every stripe of `era` is split, whoever asks: always for a table that
+    /// never grows, and for a growing table's first era, whose stripes are made split
+    /// and stay so; a reader then tests no split bit.
+    #[inline(always)]
+    fn split_from_the_start(&self, _era: Self::Era<'_>) -> bool {
+        !Self::GROWS
+    }
+
     /// A growing table's key located at `era` as its stripes hold it: each bucket of a
     /// stripe that `stamp` says is not split yet, as its parent with the key's code of
     /// the era before.
@@ -369,7 +377,7 @@ pub(crate) fn read_at<'a, L: Layout<B>, A: Access, R, const B: usize>(
     // The buckets' addresses do not wait for the split bits: a stripe not split yet is
     // rare (only while a doubling's splits are under way), and read again.
     let answer = probe(&layout.load_pair(era, &c), &c);
-    let split = !L::GROWS || stamp.both_split();
+    let split = layout.split_from_the_start(era) || stamp.both_split();
     if split && (!A::SHARED || (versions.validate(s1, s2, stamp) && layout.era_unchanged(era))) {
         return answer;
     }

@@ -1333,6 +1333,13 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         self.control.unsplit.load(Ordering::Relaxed) == 0
     }
 
+    /// The first record's stripes are made split (`with_first_segment`), and a split
+    /// bit is never cleared: a reader or writer pinned to it tests none.
+    #[inline(always)]
+    fn split_from_the_start(&self, record: Pinned<'_, F, B>) -> bool {
+        record.arm() == Arm::First
+    }
+
     #[inline(always)]
     fn parents(
         &self,
@@ -1364,7 +1371,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     ) -> Result<(), Stale> {
         // Only with exclusive access may the count stand in for the split bits: shared,
         // a writer must see the split it relies on through that stripe's own version.
-        if !A::SHARED && self.settled(record) {
+        if self.split_from_the_start(record) || (!A::SHARED && self.settled(record)) {
             return Ok(());
         }
         let mut ready = Ok(());
@@ -1382,7 +1389,10 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     fn readable<A: Access>(&self, record: Pinned<'_, F, B>, spot: Spot) -> Result<(), Stale> {
         let stripe = self.stripe_at(record, spot);
         // As in `make_ready`: the count stands in for the split bits only exclusively.
-        if (A::SHARED || !self.settled(record)) && !record.stripes.is_split(stripe) {
+        if !self.split_from_the_start(record)
+            && (A::SHARED || !self.settled(record))
+            && !record.stripes.is_split(stripe)
+        {
             self.split_stripe::<A>(record, stripe);
         }
         if self.is_current(record) {
