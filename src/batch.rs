@@ -47,10 +47,13 @@ const PIPELINE_FROM_TABLE_BYTES: usize = usize::MAX;
 /// --items 1M`, 16 bits, a 2.1 MB table, batched ns per key, pipelined against one key
 /// at a time, two alternations: pre-sized 14.5 / 15.0 and 14.6 / 16.1, grown from 1,000
 /// 17.0 / 18.4 and 17.1 / 19.1). Before it, when a lookup cost 40% more instructions,
-/// only from 4 times that size (18.9 against 16.2 at 1 M, pipelined the slower). Its
-/// lookups are still bound by their instructions here, not by memory: pipelined, they
-/// gain a few percent where the core filter's gain a third. (Keeping each key's sides
-/// from its fetch to its lookup, no second hash and partner, measured no faster.)
+/// only from 4 times that size (18.9 against 16.2 at 1 M, pipelined the slower). Since
+/// the pipeline folds block by block and the hint is compiled for the era's kind
+/// (`bc19e67`), pre-sized at 1 M: 10.3–10.5 ns pipelined against 11.7–11.9 one key at
+/// a time (the core filter's 6.5–6.7 and 9.5–9.9). (Keeping each key's sides from its
+/// fetch to its lookup, no second hash and partner, measured no faster in an earlier
+/// version, and at `956fd1d` cost 13 instructions a key more than it saved: the sides
+/// travel through the blocks.)
 #[cfg(not(cuckoo_loom))]
 pub(crate) fn growable_pipelines(table_bytes: usize) -> bool {
     table_bytes >= PIPELINE_FROM_TABLE_BYTES
