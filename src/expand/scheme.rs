@@ -41,7 +41,9 @@ pub(crate) fn stream_window(hash: u64, start: u32) -> u32 {
     (whole >> start) as u32
 }
 
-/// What a stored code becomes when its table doubles.
+/// What a stored code becomes when its table doubles: the reference model's form (the
+/// engine splits a bucket's codes as lanes, [`Scheme::split_lanes`]).
+#[cfg(any(test, feature = "test-hooks"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Split {
     /// It stays in its bucket `b` (`to_upper` false) or moves to `b + N`, as this code.
@@ -451,7 +453,7 @@ impl Scheme {
 
     /// What stored `code` becomes when the table doubles from `era` to `era + 1`: its
     /// next stream bit (its lowest) picks the lower or the upper half, and leaves it.
-    #[inline(always)]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn split(&self, code: u32, era: Era) -> Split {
         if era == 0 {
             return Split::One {
@@ -468,7 +470,7 @@ impl Scheme {
         }
     }
 
-    /// [`split_at`](Self::split_at) as the codes a slot holds after the split, in the
+    /// `split_at` (the reference model's) as the codes a slot holds after the split, in the
     /// lower half and in the upper (0: none), and whether the code was a void (a copy
     /// in both), computed with no branch on the code: a split meets codes of either
     /// half at random, and its branch on the outcome cost a grown fill 0.4
@@ -503,7 +505,7 @@ impl Scheme {
     /// [`split`](Self::split) of `code` stored in the bucket at `spot`: in a
     /// shared-code scheme a side-2 bucket's next descendant bit is the stream's xor
     /// `H(R)`'s, which the code and its bucket know.
-    #[inline(always)]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn split_at(&self, spot: (u64, u64), code: u32, era: Era) -> Split {
         let split = self.split(code, era);
         let Split::One { .. } = split else {
