@@ -470,10 +470,10 @@ impl Scheme {
         }
     }
 
-    /// `split_at` (the reference model's) as the codes a slot holds after the split, in the
-    /// lower half and in the upper (0: none), and whether the code was a void (a copy
-    /// in both), computed with no branch on the code: a split meets codes of either
-    /// half at random, and its branch on the outcome cost a grown fill 0.4
+    /// `split_at` (the reference model's) as the codes a slot holds after the split,
+    /// in the lower half and in the upper (0: none), and whether the code was a void
+    /// (a copy in both), computed with no branch on the code: a split meets codes of
+    /// either half at random, and its branch on the outcome cost a grown fill 0.4
     /// mispredictions an insert. An empty slot (`code` 0) gives `(0, 0, false)`.
     #[inline(always)]
     pub(crate) fn split_lanes(&self, spot: (u64, u64), code: u32, era: Era) -> (u32, u32, bool) {
