@@ -365,14 +365,6 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
         self.table.set_slot_in_window(bucket, slot, code);
     }
 
-    /// One SIMD compare of the bucket (loaded as a pair with itself).
-    #[inline(always)]
-    fn slot_holding(&self, (): (), bucket: usize, code: u64) -> Option<usize> {
-        let holding = match_pair::<F>(&self.table.load_pair(bucket, bucket), code, B);
-        // The pair holds the bucket twice: its own slots are the low `B`.
-        SlotMask(holding.0 & ((1 << B) - 1)).first()
-    }
-
     #[inline(always)]
     fn prefetch_bucket(&self, (): (), bucket: usize) {
         self.table.prefetch_bucket(bucket);

@@ -519,18 +519,28 @@ mod tests {
         }
     }
 
-    /// Writes random fingerprints slot by slot and reads them back every way the filter
-    /// does: by slot, by bucket and as a pair.
+    /// Writes random fingerprints slot by slot, and now and then a whole bucket at once
+    /// (`group_store_bucket`, a split's store, which must keep a neighbour sharing its
+    /// word), and reads them back every way the filter does: by slot, by bucket and as a
+    /// pair.
     fn round_trip<F: Fingerprint, const B: usize>() {
         let buckets = 10;
         let table = Table::<F, B>::with_words(buckets, []).unwrap();
         let mut rng = fastrand::Rng::with_seed(u64::from(F::BITS) + B as u64);
         let mut model = vec![[0u64; B]; buckets];
         for _ in 0..500 {
-            let (bucket, slot) = (rng.usize(0..buckets), rng.usize(0..B));
-            let fp = rng.u64(0..=Table::<F, B>::SLOT_MASK);
-            table.set_slot(bucket, slot, fp);
-            model[bucket][slot] = fp;
+            let bucket = rng.usize(0..buckets);
+            if rng.u8(..8) == 0 {
+                let codes = std::array::from_fn(|_| rng.u64(0..=Table::<F, B>::SLOT_MASK));
+                let (words, sub) = table.group(bucket);
+                Table::<F, B>::group_store_bucket(words, sub, codes, Ordering::Relaxed);
+                model[bucket] = codes;
+            } else {
+                let slot = rng.usize(0..B);
+                let fp = rng.u64(0..=Table::<F, B>::SLOT_MASK);
+                table.set_slot(bucket, slot, fp);
+                model[bucket][slot] = fp;
+            }
             for (b, expected) in model.iter().enumerate() {
                 assert_eq!(&table.load_bucket(b), expected, "bucket {b}");
                 for (s, &fp) in expected.iter().enumerate() {

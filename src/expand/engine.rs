@@ -615,20 +615,22 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// [`buckets_hold`](Self::buckets_hold) of a table that doubled, or decoded with the
     /// Feistel pairing. Out of line: in line, its registers gave the never-grown
-    /// lookup a frame of six saved registers. The record is read again (any current
-    /// one will do), so that none is kept across the call.
+    /// lookup a frame of six saved registers. The record is read again, so that none
+    /// is kept across the call: a later one, as the caller's was (a table's era only
+    /// advances: `Records::publish` is the one store of its current record).
     #[inline(never)]
     fn buckets_hold_any<A: Access>(&self, access: A, key: Key) -> bool {
-        let record = self.control.records.current_by_kind(&self.first);
         if self.pairing != Pairing::SharedCode {
             return self.buckets_hold_feistel(access, key);
         }
-        let sides = self.shared_sides(key);
-        if record.arm() == Arm::First {
-            engine::contains_at(self, access, Pinned::first(&self.first), sides)
-        } else {
-            engine::contains_at(self, access, record, sides)
-        }
+        let record = self.control.records.current_by_kind(&self.first);
+        debug_assert!(record.arm() == Arm::Later);
+        engine::contains_at(
+            self,
+            access,
+            Pinned::later(record.get()),
+            self.shared_sides(key),
+        )
     }
 
     /// [`buckets_hold`](Self::buckets_hold) of a table decoded with the Feistel
@@ -1267,17 +1269,6 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     fn load_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) -> [u64; B] {
         let (words, sub) = record.bucket(spot, self.base_buckets);
         Table::<F, B>::group_bucket(words, sub)
-    }
-
-    /// All slots compared at once, as the core filter's: the trait's default branched
-    /// on each slot, at random, 0.4 mispredictions an insert of a fill (callgrind's
-    /// branch simulation), more than the core filter's whole insert.
-    #[inline(always)]
-    fn slot_holding(&self, record: Pinned<'_, F, B>, spot: Spot, code: u64) -> Option<usize> {
-        let (words, sub) = record.bucket(spot, self.base_buckets);
-        let pair = Table::<F, B>::group_pair(words, sub, words, sub);
-        // The pair holds the bucket twice: its own slots are the low `B`.
-        SlotMask(crate::fingerprint::match_pair::<F>(&pair, code, B).0 & ((1 << B) - 1)).first()
     }
 
     #[inline(always)]

@@ -256,6 +256,16 @@ impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
         }
     }
 
+    /// A record after the first, pinned as such (a lookup's arm for a table that grew).
+    #[inline(always)]
+    pub(crate) fn later(record: &'a EraRecord<F, B>) -> Self {
+        debug_assert!(record.era >= 1);
+        Self {
+            record,
+            arm: Arm::Later,
+        }
+    }
+
     /// The record, for as long as the table is borrowed.
     #[inline(always)]
     pub(crate) fn get(self) -> &'a EraRecord<F, B> {
