@@ -429,6 +429,20 @@ impl Scheme {
     /// the partner's base bucket and descendant, and its code.
     #[inline(always)]
     pub(crate) fn partner_at(&self, spot: (u64, u64), code: u32, era: Era) -> ((u64, u64), u32) {
+        if era == 0 && self.pairing == Pairing::SharedCode {
+            // A table that never grew: no descendant, no mask, and the code is the
+            // stream's first block. A kick search asks this of every child, and the
+            // general answer took a pre-sized fill 19 more instructions an insert
+            // (282.0 against 262.6, callgrind) and 4% more time.
+            return ((self.shared_other_base(spot.0, code), 0), code);
+        }
+        self.partner_of_stream(spot, code, era)
+    }
+
+    /// [`partner_at`](Self::partner_at) in general: through the stream the code and the
+    /// descendant know.
+    #[inline(always)]
+    fn partner_of_stream(&self, spot: (u64, u64), code: u32, era: Era) -> ((u64, u64), u32) {
         let (base_bucket, stream, len) = self.known_stream(spot, code, era);
         debug_assert!(era + len >= self.bits, "the first block must be known");
         if self.pairing == Pairing::SharedCode {
@@ -627,6 +641,22 @@ mod tests {
                     assert_eq!(scheme.partner(one.bucket, one.code, era), two);
                     assert_eq!(scheme.partner(two.bucket, two.code, era), one);
                     assert!(scheme.matches(one.code, one.code, era));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_eras_partner_is_the_general_one_for_every_code() {
+        for scheme in schemes() {
+            let scheme = Scheme::with_pairing(scheme.base, scheme.bits, Pairing::SharedCode);
+            for base in [0, 1, scheme.base / 2 - 1, scheme.base / 2, scheme.base - 1] {
+                for code in 1..=scheme.slot_mask() {
+                    assert_eq!(
+                        scheme.partner_at((base, 0), code, 0),
+                        scheme.partner_of_stream((base, 0), code, 0),
+                        "base bucket {base}, code {code:#x}"
+                    );
                 }
             }
         }
