@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo build --release --example instructions
-//! for filter in core presized grown3 grown10; do for op in contains fill; do
+//! for filter in core presized grown3 grown10; do for op in contains many fill; do
 //!   for work in 0 1; do
 //!     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!       target/release/examples/instructions $filter $op $work 2>&1 | grep Collected
@@ -15,8 +15,10 @@
 //! ```
 //!
 //! `contains`: the filter is filled to about 90% of its slots, then (with `work` 1)
-//! 2^20 lookups run (times `rounds`, an optional fourth argument, for a profile), half of keys inserted and half of others; instructions per lookup
-//! = (collected with work − without) / 2^20. `fill`: the fill itself (a fresh filter, its
+//! 2^20 lookups run (times `rounds`, an optional fourth argument, for a profile), half
+//! of keys inserted and half of others; instructions per lookup = (collected with work
+//! − without) / 2^20. `many`: the same keys through `contains_many` in batches of
+//! 1,024 (a `RecentFilter` has none: its lookups one by one). `fill`: the fill itself (a fresh filter, its
 //! keys inserted one at a time, every kick, split and doubling included) against
 //! building it only; instructions per insert = the difference / keys. Keys are
 //! splitmix64 values, the same for every filter.
@@ -36,6 +38,9 @@ const SLOTS: usize = 1 << 20;
 /// Lookups counted with `work` 1.
 const LOOKUPS: u64 = 1 << 20;
 
+/// Keys per `contains_many` call counted by `many`.
+const BATCH: usize = 1024;
+
 /// Windows' worth of inserts counted by `slide` with `work` 1.
 const SLIDE_ROUNDS: u64 = 4;
 
@@ -50,6 +55,8 @@ fn spread(x: u64) -> u64 {
 trait Filter {
     fn contains(&self, key: u64) -> bool;
     fn insert(&self, key: u64) -> bool;
+    /// Keys of `hashes` present, through the filter's `contains_many_hash`.
+    fn count_many(&self, hashes: &[u64]) -> usize;
 }
 
 /// [`Filter`] for the crate's two filter types, whose methods of the same names do the
@@ -64,6 +71,12 @@ macro_rules! filter {
             #[inline(never)]
             fn insert(&self, key: u64) -> bool {
                 self.insert_hash(key).is_ok()
+            }
+            #[inline(never)]
+            fn count_many(&self, hashes: &[u64]) -> usize {
+                self.contains_many_hash(hashes.iter().copied())
+                    .filter(|&hit| hit)
+                    .count()
             }
         }
     };
@@ -81,6 +94,13 @@ impl Filter for RecentFilter {
     fn insert(&self, key: u64) -> bool {
         self.insert_hash(key);
         true
+    }
+    #[inline(never)]
+    fn count_many(&self, hashes: &[u64]) -> usize {
+        hashes
+            .iter()
+            .filter(|&&hash| self.contains_hash(hash))
+            .count()
     }
 }
 
@@ -121,6 +141,22 @@ fn look_up(filter: &dyn Filter, keys: u64, lookups: u64) -> u64 {
         .sum()
 }
 
+/// [`look_up`]'s keys in batches of [`BATCH`], through `contains_many`.
+#[inline(never)]
+fn look_up_many(filter: &dyn Filter, keys: u64, lookups: u64) -> u64 {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut hits = 0;
+    for i in 0..lookups {
+        let key = if i % 2 == 0 { i % keys } else { keys + i };
+        batch.push(spread(key));
+        if batch.len() == BATCH {
+            hits += filter.count_many(black_box(&batch)) as u64;
+            batch.clear();
+        }
+    }
+    hits + filter.count_many(&batch) as u64
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let name = args.next().unwrap_or_else(|| "core".into());
@@ -130,12 +166,13 @@ fn main() {
     let rounds: u64 = args.next().map_or(1, |r| r.parse().expect("rounds"));
     let (filter, keys) = build(&name);
     let (inserted, hits) = match op.as_str() {
-        "contains" => {
+        "contains" | "many" => {
             let inserted = fill_from(&*filter, 0, keys);
+            let look = if op == "many" { look_up_many } else { look_up };
             (
                 inserted,
                 if work {
-                    look_up(&*filter, keys, rounds * LOOKUPS)
+                    look(&*filter, keys, rounds * LOOKUPS)
                 } else {
                     0
                 },
@@ -160,7 +197,7 @@ fn main() {
             };
             (inserted + slid, 0)
         }
-        other => panic!("unknown operation {other}: contains, fill or slide"),
+        other => panic!("unknown operation {other}: contains, many, fill or slide"),
     };
     println!("{name} {op}: {inserted} of {keys} keys inserted, {hits} hits");
 }

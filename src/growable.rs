@@ -208,10 +208,14 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// A lookup through `access`: the tables, then a frozen chain.
     #[inline]
     pub(crate) fn contains_with<A: Access>(&self, access: A, hash: u64) -> bool {
+        // `Chain::contains`, with the frozen chain's test after the plain path's.
+        if let Some(table) = self.chain.plain() {
+            return table.contains_plain(access, hash);
+        }
         if self.frozen.is_some() {
             return self.contains_with_frozen(access, hash);
         }
-        self.chain.contains(access, hash)
+        self.chain.contains_general(access, hash)
     }
 
     /// [`contains_with`](Self::contains_with) in a filter decoded with a frozen chain.
@@ -531,6 +535,9 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
         frozen: Option<FrozenChain<F, B>>,
         hasher: S,
     ) -> Self {
+        if frozen.is_some() {
+            chain.first_link().leave_plain();
+        }
         Self {
             chain,
             frozen: frozen.map(Box::new),

@@ -9,17 +9,12 @@
 
 #[cfg(cuckoo_loom)]
 pub(crate) use loom::sync::atomic::{
-    AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 #[cfg(not(cuckoo_loom))]
 pub(crate) use std::sync::atomic::{
-    AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
-
-#[cfg(cuckoo_loom)]
-use loom::sync::atomic::AtomicBool;
-#[cfg(not(cuckoo_loom))]
-use std::sync::atomic::AtomicBool;
 
 /// A one-byte spin lock for a writer stripe; it guards nothing but itself (the stripe's
 /// table words are the data).

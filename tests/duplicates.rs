@@ -140,6 +140,30 @@ fn stashing_filter() -> (GrowableCuckooFilter<u8>, u64) {
     unreachable!()
 }
 
+/// A key stashed before the table ever doubled is found: the lookup of a table that
+/// never grew (one test, then its buckets) takes the general path once anything is
+/// stashed. A key's pair is filled with another key's copies (8 fit two buckets of 4)
+/// in a small table, then fresh keys are tried, each in a new filter, until one shares
+/// that pair: it goes to the stash, the table being under three quarters full.
+#[test]
+fn a_key_stashed_before_any_doubling_is_found() {
+    let crowd = u64::MAX;
+    for key in 0..10_000u64 {
+        let filter = seeded::<u16>(8, 0x5EED);
+        for _ in 0..8 {
+            filter.insert(&crowd).unwrap();
+        }
+        filter.insert(&key).unwrap();
+        if filter.debug_stashed() > 0 {
+            assert_eq!(filter.doublings(), 0, "stashed at the first era");
+            assert!(filter.contains(&key), "the stashed key {key} is found");
+            assert!(filter.contains(&crowd));
+            return;
+        }
+    }
+    panic!("no key shared the crowded pair");
+}
+
 #[test]
 fn stashed_keys_survive_a_snapshot_and_a_view_finds_them() {
     let (filter, keys) = stashing_filter();

@@ -259,6 +259,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
             max_doublings,
         };
         let max_later = chain.max_links() - 1;
+        if count > 1 {
+            chain.first_link.leave_plain();
+        }
         for (index, table) in tables.enumerate() {
             let _ = chain.links().publish(index + 1, table, max_later);
         }
@@ -337,9 +340,33 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         })
     }
 
+    /// The first link, if it is the whole filter and lookups may take its plain path
+    /// ([`ExpandTable::plain`]).
+    #[inline(always)]
+    pub(crate) fn plain(&self) -> Option<&ExpandTable<F, B>> {
+        self.first_link.plain().then_some(&self.first_link)
+    }
+
+    /// The first link (for a filter with a frozen chain, which leaves the plain path).
+    pub(crate) fn first_link(&self) -> &ExpandTable<F, B> {
+        &self.first_link
+    }
+
     /// Whether a code in any link answers for `hash`.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, hash: u64) -> bool {
+        // A filter that never grew, the one most users have: one test, then the
+        // buckets, where the general path tests the link count, the stash, the era and
+        // the pairing.
+        if let Some(table) = self.plain() {
+            return table.contains_plain(access, hash);
+        }
+        self.contains_general(access, hash)
+    }
+
+    /// [`contains`](Self::contains) past the plain path's test.
+    #[inline]
+    pub(crate) fn contains_general<A: Access>(&self, access: A, hash: u64) -> bool {
         let links = self.link_count();
         if links == 1 {
             return self.first_contains(access, hash);
@@ -373,6 +400,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// already under way.
     #[inline]
     pub(crate) fn contains_fetched<A: Access>(&self, access: A, hash: u64) -> bool {
+        if let Some(table) = self.plain() {
+            return table.contains_plain_in_line(access, hash);
+        }
         let links = self.link_count();
         if links == 1 {
             return self.first_contains(access, hash);
@@ -397,6 +427,9 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// Starts fetching `hash`'s buckets in every link into the cache (a hint).
     #[inline]
     pub(crate) fn prefetch(&self, hash: u64) {
+        if let Some(table) = self.plain() {
+            return table.prefetch_plain(hash);
+        }
         let links = self.link_count();
         if links == 1 {
             if let Some(first) = self.links().get(0) {
@@ -620,6 +653,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         };
         table.limit_moves(newest.moves());
         table.set_step(newest.step());
+        // Before any key can be in the new link.
+        self.first_link.leave_plain();
         if !self.links().publish(links, table, self.max_links() - 1) {
             return false;
         }
@@ -736,6 +771,43 @@ mod tests {
         links: usize,
     ) -> Chain<F, B> {
         Chain::with_links(base, 1, doublings, links, Pairing::SharedCode).unwrap()
+    }
+
+    /// A chain that never grew finds every key it holds, of either pairing: only a
+    /// shared-code table takes the plain path (`ExpandTable::plain`), and a table of
+    /// the Feistel pairing (kind 3) looked up there would miss keys in their second
+    /// bucket.
+    #[test]
+    fn a_chain_that_never_grew_finds_its_keys_in_either_pairing() {
+        for pairing in [Pairing::SharedCode, Pairing::Feistel] {
+            let chain = Chain::<u16, 4>::with_links(1024, 4, 4, 2, pairing).unwrap();
+            let mut rng = fastrand::Rng::with_seed(11);
+            let keys: Vec<u64> = (0..3_000).map(|_| rng.u64(..)).collect();
+            for &key in &keys {
+                chain.insert(Shared, key, false).unwrap();
+            }
+            assert_eq!((chain.link_count(), chain.doublings()), (1, 0));
+            assert!(
+                keys.iter().all(|&key| chain.contains(Shared, key)),
+                "{pairing:?}"
+            );
+        }
+    }
+
+    /// A second link started while the first never grew (links of no doublings): its
+    /// keys are found, the first link having left the plain path before the start.
+    #[test]
+    fn keys_of_a_link_started_before_any_doubling_are_found() {
+        let chain = Chain::<u16, 4>::with_links(64, 1, 0, 3, Pairing::SharedCode).unwrap();
+        let mut rng = fastrand::Rng::with_seed(12);
+        let mut keys = Vec::new();
+        while chain.link_count() < 2 || keys.len() % 64 != 0 {
+            let key = rng.u64(..);
+            chain.insert(Shared, key, false).unwrap();
+            keys.push(key);
+        }
+        assert_eq!(chain.first_link().era(), 0);
+        assert!(keys.iter().all(|&key| chain.contains(Shared, key)));
     }
 
     /// Drives the chain and the model chain with the same random inserts (with

@@ -53,7 +53,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
 use crate::stripe::{Access, MovesPaused, Shared, Stamp, Stripes};
-use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
+use crate::sync::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 use crate::table::Table;
 
 /// Doublings one insert may cause while the stash has room. A doubling that did not
@@ -152,6 +152,11 @@ struct Control<F, const B: usize> {
     /// in the stash, where it would pad the table's control block by 8 bytes.
     stash_lock: Lock,
     longest_path: AtomicU8,
+    /// Whether a lookup may take the path of a table that never grew after this one
+    /// test ([`plain`](ExpandTable::plain)). Cleared, never to be set again, before the
+    /// first doubling's record is published, before a key is first stashed, and (by
+    /// the chain, or a filter with a frozen chain) before anything else holds keys.
+    plain: AtomicBool,
 }
 
 pub(crate) struct ExpandTable<F, const B: usize> {
@@ -226,6 +231,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 longest_path: AtomicU8::new(0),
                 stash: Stash::new(),
                 stash_lock: Lock::default(),
+                plain: AtomicBool::new(pairing == Pairing::SharedCode),
             }),
             max_era: max_doublings.min(scheme.max_era()),
             moves: max_moves(B) as u8,
@@ -671,6 +677,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
     }
 
+    /// [`prefetch`](Self::prefetch) of `hash`'s key in a [`plain`](Self::plain) table.
+    #[inline(always)]
+    pub(crate) fn prefetch_plain(&self, hash: u64) {
+        let sides = self.shared_sides(self.key(hash));
+        self.prefetch_at(Pinned::first(&self.first), sides);
+    }
+
     #[inline(always)]
     fn prefetch_at(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) {
         let c = self.locate(record, sides);
@@ -991,7 +1004,54 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             next.stripes
                 .add_count(stripe, record.stripes.count(stripe) as isize);
         }
-        self.control.records.publish(next, self.max_era)
+        self.publish(next)
+    }
+
+    /// Makes `record` current (see [`Records::publish`]): lookups leave the plain
+    /// path first.
+    fn publish(&self, record: EraRecord<F, B>) -> bool {
+        self.leave_plain();
+        self.control.records.publish(record, self.max_era)
+    }
+
+    /// Stashes `key` (see [`Stash::add`]): lookups leave the plain path first, so that
+    /// one that begins after this returns reads the stash.
+    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {
+        self.leave_plain();
+        self.control.stash.add(locked, key)
+    }
+
+    /// Whether a lookup of this table may skip every test but the era's validation: the
+    /// table never grew, never stashed a key, has the shared-code pairing, and is the
+    /// whole filter (no later link, no frozen chain). The one load a lookup of a
+    /// pre-sized filter makes before its buckets', in place of the chain's link count,
+    /// the frozen chain, the stash, the record and the pairing (see `Chain::contains`).
+    /// A doubling may begin right after: the lookup's validation of its record sees it.
+    #[inline(always)]
+    pub(crate) fn plain(&self) -> bool {
+        self.control.plain.load(Ordering::Relaxed)
+    }
+
+    /// Lookups of this table take the general path from now on (before a second link
+    /// starts or a frozen chain is attached, and by this table before it doubles or
+    /// stashes a key).
+    pub(crate) fn leave_plain(&self) {
+        self.control.plain.store(false, Ordering::Relaxed);
+    }
+
+    /// [`contains`](Self::contains) of a [`plain`](Self::plain) table.
+    #[inline(always)]
+    pub(crate) fn contains_plain<A: Access>(&self, access: A, hash: u64) -> bool {
+        self.buckets_hold_first(access, self.key(hash))
+    }
+
+    /// [`contains_plain`](Self::contains_plain) compiled in line, for a batch's loop
+    /// (whose buckets were fetched ahead): no call, and the table's fields stay in
+    /// registers from one key to the next.
+    #[inline(always)]
+    pub(crate) fn contains_plain_in_line<A: Access>(&self, access: A, hash: u64) -> bool {
+        let sides = self.shared_sides(self.key(hash));
+        engine::contains_at(self, access, Pinned::first(&self.first), sides)
     }
 
     // ----- snapshots, restoring, clearing -----
@@ -1056,7 +1116,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             let segment = Table::with_words(table.buckets(past) as usize, words.by_ref())?;
             stripes = table.next_stripes(stripes, past);
             let next = table.record_after(table.record(), stripes, segment, true);
-            table.control.records.publish(next, max_era);
+            table.publish(next);
         }
         // Each stripe's count, word by word: a word's codes all count to its first
         // bucket's stripe (buckets that share a word share a stripe).
@@ -1074,10 +1134,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             word_start += segment.len();
         }
         {
-            let stash = &table.control.stash;
             let locked = table.control.stash_lock.lock();
             for key in stashed {
-                stash.add(&locked, key);
+                table.stash(&locked, key);
             }
         }
         Ok(table)
@@ -1464,8 +1523,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         if unique && self.control.stash.holds(key) {
             return Overflow::Placed(false);
         }
-        let stash = &self.control.stash;
-        if stash.add(&self.control.stash_lock.lock(), key) {
+        if self.stash(&self.control.stash_lock.lock(), key) {
             Overflow::Placed(true)
         } else {
             Overflow::NoRoom
