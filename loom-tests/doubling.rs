@@ -34,6 +34,11 @@
 //! (u) Inserts of two keys whose pairs (no stripe in common) are full race: both go to
 //!     the stash, each into an entry of its own (the stash's lock: their pair locks are
 //!     different), and both keys are found after.
+//! (v) A lookup of K in a table that never grew (the plain path: one flag, then the
+//!     first era's buckets) races the first doubling and the split of K's stripe, which
+//!     moves K to its child under the new era's stripes: the lookup's stamps, those of
+//!     era 0, see nothing, so it must validate its era after them, or it reads K's
+//!     parent emptied and answers absent.
 
 use super::{explore, explore_with};
 use concurrent_cuckoo_filter::DoublingTable;
@@ -79,6 +84,32 @@ fn doubled_and_split_with_k() -> (Arc<Table>, u64) {
         table.split_stripe(stripe);
     }
     (table, k)
+}
+
+#[test]
+fn plain_lookup_races_the_first_doubling() {
+    explore("(v) plain lookup races the first doubling", || {
+        let table = table();
+        let k = find(|_, first, child| child == first + 4);
+        table.insert_hash(k).expect("setup: K fits");
+        let table = Arc::new(table);
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                assert!(table.double());
+                let stripe = table.stripe_of(table.places(k)[0].0);
+                table.split_stripe(stripe);
+            })
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
+        };
+        grower.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(table.era(), 1);
+        assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
+    });
 }
 
 #[test]
