@@ -339,14 +339,20 @@
 //!   stashed keys into the table before it empties their entries).
 //! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
 //!   No code moves between links, so a lookup asks each in turn.
+//! - **The plain path** (`ExpandTable::plain`): a lookup of a filter that never grew
+//!   tests one flag, then reads the first era's buckets. The flag is cleared for good
+//!   before the first doubling's record is published, before a key is first stashed,
+//!   before a second link starts, and for a filter with a frozen chain; a doubling that
+//!   begins after the test is caught by the era's validation after the stamps (v).
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
 //!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
 //!   a lookup that reads a plain insert made after a split (n), an insert racing a
 //!   doubling (p), two unique inserts of one key racing a link's start (q), and an
 //!   insert whose kick path another insert breaks, which must search again rather than
 //!   take the table for full (r), a lookup (s) and a remove (t) racing the doubling
-//!   that moves a stashed key into the table, and two keys stashed at once (u), each
-//!   with one or two mutations in `break_models.py`.
+//!   that moves a stashed key into the table, two keys stashed at once (u), and a
+//!   plain lookup racing the first doubling (v), each with one or two mutations in
+//!   `break_models.py`.
 //!
 //! The public type is `growable.rs`'s `GrowableCuckooFilter`; its snapshots are
 //! `format/growable.rs`. Measured: see BENCHMARKS.md, "Growth in place".

@@ -25,7 +25,8 @@
 //!   first and emptying its entry after; a lookup reads the stash first and the table
 //!   after, so it finds the key in one or the other (loom model (s)).
 //! - The entries are allocated at the first stash, so a table that never stashed pays
-//!   for one empty cell, and a lookup one load and a branch.
+//!   for one empty cell; a lookup of a table that never grew nor stashed does not read
+//!   the stash at all (`ExpandTable::plain`, cleared before the first key is stashed).
 
 use std::sync::OnceLock;
 
