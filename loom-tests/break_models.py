@@ -548,8 +548,42 @@ MUTATIONS = {
         "doubling::two_keys_stashed_at_once",
         "a stash insert picks its free entry without the stash's lock",
         "src/expand/engine.rs",
-        """        if stash.add(&self.control.stash_lock.lock(), key) {""",
-        """        if stash.add(&crate::sync::Lock::default().lock(), key) {""",
+        """        if self.stash(&self.control.stash_lock.lock(), key) {""",
+        """        if self.stash(&crate::sync::Lock::default().lock(), key) {""",
+    ),
+    "w": (
+        "doubling::plain_lookup_races_the_first_doubling",
+        "the first record's validation passes after a doubling (the plain lookup trusts its era-0 stamps)",
+        "src/expand/record.rs",
+        """            Arm::First => pointer.is_null(),""",
+        """            Arm::First => true,""",
+    ),
+    "w2": (
+        "tests/duplicates.rs::a_key_stashed_before_any_doubling_is_found",
+        "a table stashes a key and stays on the plain path, which skips the stash",
+        "src/expand/engine.rs",
+        """    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {
+        self.leave_plain();""",
+        """    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {""",
+    ),
+    "w3": (
+        "tests/growable.rs::keys_of_a_link_started_before_any_doubling_are_found",
+        "a second link starts while the first stays on the plain path, which asks it alone",
+        "src/expand/chain.rs",
+        """        // Before any key can be in the new link.
+        self.first_link.leave_plain();""",
+        """        // Before any key can be in the new link.""",
+    ),
+    "w4": (
+        "tests/format.rs::the_chained_golden_files_decode_key_by_key",
+        "a filter decoded with a frozen chain keeps its tables on the plain path, which skips the chain",
+        "src/growable.rs",
+        """        if frozen.is_some() {
+            chain.first_link().leave_plain();
+        }""",
+        """        if false {
+            chain.first_link().leave_plain();
+        }""",
     ),
 }
 

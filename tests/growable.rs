@@ -15,6 +15,27 @@ use concurrent_cuckoo_filter::{
 
 fn assert_send_sync<T: Send + Sync>() {}
 
+/// Keys of a second link started while the first never grew are found: the first link
+/// leaves its plain path (one test, then its own buckets) before the second starts.
+#[test]
+fn keys_of_a_link_started_before_any_doubling_are_found() {
+    let table = concurrent_cuckoo_filter::DoublingTable::<u16, 4>::linked(64, 1, 4, 3);
+    let mut rng = fastrand::Rng::with_seed(12);
+    let mut keys: Vec<u64> = (0..100).map(|_| rng.u64(..)).collect();
+    for &key in &keys {
+        table.insert_hash(key).unwrap();
+    }
+    // 100 keys in 256 slots: the first link is at era 0 when the second starts.
+    assert!(table.start_link(), "a second link");
+    assert_eq!(table.links(), 2);
+    for _ in 0..100 {
+        let key = rng.u64(..);
+        table.insert_hash(key).unwrap();
+        keys.push(key);
+    }
+    assert!(keys.iter().all(|&key| table.contains_hash(key)));
+}
+
 #[test]
 fn growable_filter_is_send_and_sync() {
     assert_send_sync::<GrowableCuckooFilter>();

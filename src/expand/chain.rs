@@ -794,22 +794,6 @@ mod tests {
         }
     }
 
-    /// A second link started while the first never grew (links of no doublings): its
-    /// keys are found, the first link having left the plain path before the start.
-    #[test]
-    fn keys_of_a_link_started_before_any_doubling_are_found() {
-        let chain = Chain::<u16, 4>::with_links(64, 1, 0, 3, Pairing::SharedCode).unwrap();
-        let mut rng = fastrand::Rng::with_seed(12);
-        let mut keys = Vec::new();
-        while chain.link_count() < 2 || keys.len() % 64 != 0 {
-            let key = rng.u64(..);
-            chain.insert(Shared, key, false).unwrap();
-            keys.push(key);
-        }
-        assert_eq!(chain.first_link().era(), 0);
-        assert!(keys.iter().all(|&key| chain.contains(Shared, key)));
-    }
-
     /// Drives the chain and the model chain with the same random inserts (with
     /// duplicates) and removes of live keys: every answer agrees, and every link holds
     /// the model link's codes slot for slot.
