@@ -237,6 +237,63 @@ MUTATIONS = {
         """        let tag = self.position().tag();
         self.fill.removed(tag, 1);""",
     ),
+    "j11": (
+        "recent::a_kick_while_the_window_sweeps",
+        "a RecentFilter kick empties forgotten slots around its buckets without reading the window again under their lock",
+        "src/recent/mod.rs",
+        """                if self.position().dead_tag() == Some(dead) {
+                    self.reclaim_bucket(&guard, next, dead);
+                }""",
+        """                self.reclaim_bucket(&guard, next, dead);""",
+    ),
+    "j12": (
+        "recent::a_kick_while_the_window_sweeps",
+        "a RecentFilter writer empties forgotten slots of its buckets without counting them out",
+        "src/recent/mod.rs",
+        """                self.fill.removed(dead, u64::from(emptied));
+                self.raw.table.store_word(index, kept);""",
+        """                self.raw.table.store_word(index, kept);""",
+    ),
+    "j14": (
+        "recent::two_writers_find_no_room",
+        "a RecentFilter writer that found no room closes the window as it reads it now, not the one it searched",
+        "src/recent/mod.rs",
+        """            self.close(searched, true);""",
+        """            self.close(self.position(), true);""",
+    ),
+    "j15": (
+        "recent::two_writers_find_no_room",
+        "a RecentFilter writer that found no room while the window sweeps closes it again instead of helping the sweep",
+        "src/recent/mod.rs",
+        """        if searched.is_sweeping() {
+            if !self.help_sweep() {""",
+        """        if false && searched.is_sweeping() {
+            if !self.help_sweep() {""",
+    ),
+    "j16": (
+        "recent::two_writers_find_no_room",
+        "a RecentFilter close counts a slide whose compare-and-swap failed",
+        "src/recent/mod.rs",
+        """            .compare_exchange(open.0, closed.0, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()""",
+        """            .compare_exchange(open.0, closed.0, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+            && false""",
+    ),
+    "j17": (
+        "recent::two_writers_find_no_room",
+        "a RecentFilter writer reads the window it searches under Relaxed (its search may miss the sweep's room)",
+        "src/recent/mod.rs",
+        """            let searched = Window(self.window.load(Ordering::Acquire));""",
+        """            let searched = Window(self.window.load(Ordering::Relaxed));""",
+    ),
+    "j13": (
+        "recent::three_generations_go_round_their_tags",
+        "a RecentFilter close takes the oldest tag modulo the tags' bit mask (a power of two), not the generations",
+        "src/recent/window.rs",
+        """        let oldest = (self.tag() + 1) % generations as u64;""",
+        """        let oldest = (self.tag() + 1) & (generations.next_power_of_two() as u64 - 1);""",
+    ),
     "t9": (
         "tests/recent.rs::keys_within_the_guaranteed_window_are_found_and_old_ones_forgotten",
         "a close forgets a generation still inside the window instead of the oldest",

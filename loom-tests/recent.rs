@@ -1,10 +1,10 @@
-//! Models of `RecentFilter`'s sliding window, all but (j5) on a window of 4 keys in 2
-//! generations of 2 (so the guarantee covers the last 2 inserts), 4 buckets and one
-//! stripe each. Models (j), (j4) and (j6) sweep the table as a large one is swept (a
-//! column of stripes at a time), (j2), (j3), (j7) and (j8) as a table this small is
-//! (whole, under every stripe lock); (j5) sweeps a table of two rows in two chunks, a
-//! line each. Every model ends with the generations' counts checked against the slots
-//! their tags hold.
+//! Models of `RecentFilter`'s sliding window, all but (j5), (j9), (j10) and (j11) on a
+//! window of 4 keys in 2 generations of 2 (so the guarantee covers the last 2 inserts),
+//! 4 buckets and one stripe each. Models (j), (j4), (j6), (j9) and (j11) sweep the table
+//! as a large one is swept (a column of stripes at a time), (j2), (j3), (j7), (j8) and
+//! (j10) as a table this small is (whole, under every stripe lock); (j5) sweeps a table
+//! of two rows in two chunks, a line each. Every model ends with the generations' counts
+//! checked against the slots their tags hold.
 //!
 //! (j) A `RecentFilter` slides while two writers insert and a reader looks up.
 //!
@@ -17,6 +17,62 @@
 //! requires the later of x and y to be present. A writer that read the current
 //! generation before taking its lock could tag its key with the generation the slide
 //! was about to leave behind, and the next slide would empty it with the key.
+//!
+//! (j9) A writer kicks while another sweeps the generation the window forgets.
+//!
+//! Window of 24 in 2 generations of 12, in 4 buckets of 4 slots (sized for 6 keys a
+//! bucket, so that loom can run it), 2 stripes and a count shard per writer. Before the
+//! threads start, generation 0 (tag 0) holds 7 keys in buckets 3 (full) and 2,
+//! generation 1 (tag 1) 7 keys in buckets 1 (full) and 0 and, last, K in bucket 0 (its
+//! other bucket is 3); then generation 1 is closed, forgetting generation 0, none of it
+//! swept. W inserts a key of buckets 0 and 1, which hold 8 keys of generation 1, so it
+//! kicks: it empties the forgotten slots of bucket 3 first (or finds them swept) and
+//! moves K there. S inserts X (buckets 2 and 3), whose write sweeps the table and opens
+//! generation 2 (tag 0), looks up K, and inserts Z, which lands in bucket 3 with tag 0.
+//! Generation 1, W's key, X and Z are the last 11 inserts, so all are found after;
+//! generation 0 is gone, no slide came early, and the counts match the slots. A kick
+//! that emptied bucket 3's slots tagged 0 without reading the window again under that
+//! bucket's lock could do so after the open, and take Z with them; a writer that emptied
+//! forgotten slots without counting them out would leave generation 0's count above
+//! zero, and the window would never open.
+//!
+//! (j10) The window goes round its tags with 3 generations.
+//!
+//! Window of 6 in 3 generations of 2 (the guarantee covers the last 4 inserts), 4
+//! buckets. Before the threads start, A and B fill generation 0 (tag 0), C and D
+//! generation 1 (tag 1), and E is generation 2's first key (tag 2). Then X and Y are
+//! inserted at once, and each writer then looks up D, of the middle generation: the
+//! first to count fills generation 2, and its write closes it, forgets generation 0
+//! (the oldest: tag 2 + 1 mod 3), sweeps it and opens generation 3 with the tag just
+//! swept, 0, which the other takes if it stores after. After both, D, E, X and Y (the
+//! last 4 inserts) and C are found, A and B are gone, and X and Y carry tag 2 or tag 0.
+//! With 2 generations every tag arithmetic agrees; a window that took the oldest tag
+//! modulo the tags' bit mask (`& 3`, right for 2 and 4 generations) would forget tag 3,
+//! which no slot carries, keep A and B, and give generation 3 a fourth tag.
+//!
+//! (j11) Two writers find no room, and the window slides early once.
+//!
+//! The window of (j9), its 16 slots full: generation 0 holds 8 keys in buckets 3 and 2,
+//! generation 1 (open) 8 in buckets 1 and 0, K among them; kick paths of one move at
+//! most (a search of the full table reads a dozen buckets), and kicks while sweeping
+//! that do not empty forgotten slots first, so that a search while the window sweeps
+//! finds no path either. W inserts a key of buckets 0 and 1, V one of buckets 2 and 3:
+//! both find no room, and one closes generation 1 early, forgetting generation 0, whose
+//! sweep frees buckets 2 and 3; W moves K to bucket 3, V stores where generation 0 was.
+//! After both, W's and V's keys and all of generation 1 are found, generation 0 is gone,
+//! and exactly one slide came early. A writer that found no room while the window
+//! sweeps, and closed it again instead of helping its sweep, or a close that counted a
+//! slide whose compare-and-swap failed, would count two.
+//!
+//! A `forget_early` that closed the window as it read it then, not the one the writer's
+//! search found full, failed it: W and V both find no path under generation 1's open
+//! window; W closes it, sweeps generation 0 and opens generation 2; V then read
+//! generation 2's window, open and empty, and closed it too, forgetting generation 1,
+//! the 8 newest keys (two early slides). With weak memory it failed even when V searched
+//! after W's slide: `write_full` read the window `Relaxed`, so V could read it open while
+//! its unlocked search read buckets 2 and 3 as before the sweep. The window is now read
+//! with `Acquire` before the search and passed to `forget_early`, which closes only it;
+//! each half alone still fails.
 
 use super::{Keys, explore, explore_with};
 use concurrent_cuckoo_filter::RecentFilter;
@@ -399,6 +455,213 @@ fn two_admits_of_one_key_across_a_close() {
             "of two admits of K, one records it and the other admits it"
         );
         assert!(!filter.contains_hash(k), "K was admitted and is still held");
+        assert_counts_match(&filter);
+    });
+}
+
+/// A pre-hashed key with a fingerprint unused in `keys` whose first bucket is `i1` and
+/// second `i2`, in that order: an insert into two buckets with as many free slots puts
+/// it in `i1`.
+fn key_at(keys: &mut Keys, filter: &RecentFilter, i1: usize, i2: usize) -> u64 {
+    keys.find(
+        |hash| filter.debug_candidates(hash),
+        |b1, b2| (b1, b2) == (i1, i2),
+    )
+}
+
+/// The window of models (j9) and (j11): 24 keys in 2 generations of 12, in 4 buckets
+/// (sized for 6 keys a bucket, so that loom can run it), 2 stripes, a count shard per
+/// writer, swept as a large table is (one chunk here).
+fn window_of_24() -> RecentFilter {
+    let mut filter = RecentFilter::builder()
+        .window(24)
+        .generations(2)
+        .stripes(2)
+        .count_shards(2)
+        .without_min_buckets()
+        .window_load(4.0)
+        .build()
+        .unwrap();
+    filter.debug_sweep_in_columns();
+    filter
+}
+
+/// Fills [`window_of_24`]: generation 0 (tag 0) with `olds` keys of buckets 3 and 2
+/// (bucket 3 full), then generation 1 (tag 1), left open, with 7 keys of buckets 1 and 0
+/// (bucket 1 full) and, last, K in bucket 0, whose other bucket is 3. So a key of
+/// buckets 0 and 1 finds no room there, and its one kick path of one move takes K to
+/// bucket 3 once generation 0's slots there are emptied. Returns generation 0's keys,
+/// generation 1's (K last) and K.
+fn fill_two_generations(
+    filter: &RecentFilter,
+    keys: &mut Keys,
+    olds: usize,
+) -> (Vec<u64>, Vec<u64>, u64) {
+    // First buckets 3 and 1: the last key of each group fills that bucket on a tie.
+    let old: Vec<u64> = (0..olds).map(|_| key_at(keys, filter, 3, 2)).collect();
+    let mut new: Vec<u64> = (0..7).map(|_| key_at(keys, filter, 1, 0)).collect();
+    let k = key_at(keys, filter, 0, 3);
+    new.push(k);
+    let absent = key(keys, filter, None);
+    for &key in &old {
+        filter.insert_hash(key);
+    }
+    // Generation 0 is not full: close it (forgetting the empty tag 1), and let a take of
+    // an absent key sweep and open generation 1.
+    assert!(filter.debug_close(), "setup: generation 0 should be open");
+    assert!(
+        !filter.take_hash(absent),
+        "setup: the key was never inserted"
+    );
+    for &key in &new {
+        filter.insert_hash(key);
+    }
+    assert_eq!(
+        (filter.debug_window(), filter.debug_tag_counts()),
+        ((1, false), vec![olds, 8]),
+        "setup: generation 1 should be open, after generation 0's keys"
+    );
+    (old, new, k)
+}
+
+/// (j9): see the module docs.
+#[test]
+fn a_kick_while_the_window_sweeps() {
+    let mut builder = loom::model::Builder::new();
+    // The setup's inserts run in the model too.
+    builder.max_branches = 10_000;
+    explore_with("a kick while the window sweeps", builder, || {
+        let filter = Arc::new(window_of_24());
+        let mut keys = Keys::new();
+        // A slot of bucket 2 stays free: W's search reads the table without locks, after
+        // a Relaxed read of the window, so it may read bucket 3 as it was before the
+        // sweep though the window reads open, and a search that finds no path slides
+        // the window early (model (j11)). This one finds the free slot instead.
+        let (old, new, k) = fill_two_generations(&filter, &mut keys, 7);
+        let w = key(&mut keys, &filter, Some([0, 1]));
+        let x = key_at(&mut keys, &filter, 2, 3);
+        let z = key_at(&mut keys, &filter, 3, 2);
+        assert!(filter.debug_close(), "setup: generation 1 should be open");
+        let kicker = spawn(&filter, move |filter| filter.insert_hash(w));
+        // The lookup runs on the sweeper's thread: a third thread takes loom millions of
+        // executions.
+        let sweeper = spawn(&filter, move |filter| {
+            filter.insert_hash(x);
+            assert!(filter.contains_hash(k), "K missed while a kick moved it");
+            filter.insert_hash(z);
+        });
+        kicker.join().unwrap();
+        sweeper.join().unwrap();
+        assert_found(&filter, &[("W", w), ("X", x), ("Z", z)]);
+        for &key in &new {
+            assert!(filter.contains_hash(key), "a key of generation 1 was lost");
+        }
+        for &key in &old {
+            assert!(
+                !filter.contains_hash(key),
+                "a key of generation 0 outlived it"
+            );
+        }
+        let stats = filter.stats();
+        assert_eq!(
+            (stats.slides, stats.forgetting, stats.early_slides),
+            (2, false, 0),
+            "the sweep should have opened generation 2, and no slide come early"
+        );
+        assert_counts_match(&filter);
+    });
+}
+
+/// (j10): see the module docs.
+#[test]
+fn three_generations_go_round_their_tags() {
+    explore("three generations go round their tags", || {
+        let filter = Arc::new(
+            RecentFilter::builder()
+                .window(6)
+                .generations(3)
+                .stripes(4)
+                .without_min_buckets()
+                .build()
+                .unwrap(),
+        );
+        let mut keys = Keys::new();
+        let [a, b, c, d, e, x, y] = [(); 7].map(|()| key(&mut keys, &filter, None));
+        for key in [a, b, c, d, e] {
+            filter.insert_hash(key);
+        }
+        assert_eq!(
+            (filter.debug_window(), filter.debug_tag_counts()),
+            ((2, false), vec![2, 2, 1]),
+            "setup: generation 2 should be open, with one key"
+        );
+        // Each writer looks D up after its insert, while the other's may be sliding (a
+        // reader of its own, a third thread, takes loom a hundred times as long).
+        let writers = [x, y].map(|key| {
+            spawn(&filter, move |filter| {
+                filter.insert_hash(key);
+                assert!(filter.contains_hash(d), "D missed during the slide");
+            })
+        });
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        assert_found(&filter, &[("C", c), ("D", d), ("E", e), ("X", x), ("Y", y)]);
+        assert!(
+            !filter.contains_hash(a) && !filter.contains_hash(b),
+            "generation 0 outlived the slide that forgets it"
+        );
+        for (name, key) in [("X", x), ("Y", y)] {
+            let tags = filter.debug_tags_of(key);
+            assert!(
+                tags == 1 << 2 || tags == 1 << 0,
+                "{name} carries tags {tags:#b}, not generation 2's or the swept one's"
+            );
+        }
+        assert_eq!(
+            filter.debug_window(),
+            (3, false),
+            "the race slid twice or not at all"
+        );
+        assert_counts_match(&filter);
+    });
+}
+
+/// (j11): see the module docs.
+#[test]
+fn two_writers_find_no_room() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 10_000;
+    explore_with("two writers find no room", builder, || {
+        let mut filter = window_of_24();
+        // A search of the full table reads a dozen buckets, not the thousands of a
+        // search tree five moves deep.
+        filter.debug_limit_kicks(1);
+        // A search while the window sweeps finds the forgotten slots full, so that a
+        // writer comes to forget early while the sweep runs.
+        filter.debug_kick_without_reclaiming();
+        let filter = Arc::new(filter);
+        let mut keys = Keys::new();
+        let (old, new, _) = fill_two_generations(&filter, &mut keys, 8);
+        let w = key(&mut keys, &filter, Some([0, 1]));
+        let v = key(&mut keys, &filter, Some([2, 3]));
+        insert_at_once(&filter, [w, v]);
+        assert_found(&filter, &[("W", w), ("V", v)]);
+        for &key in &new {
+            assert!(filter.contains_hash(key), "a key of generation 1 was lost");
+        }
+        for &key in &old {
+            assert!(
+                !filter.contains_hash(key),
+                "a key of generation 0 outlived it"
+            );
+        }
+        let stats = filter.stats();
+        assert_eq!(
+            (stats.slides, stats.forgetting, stats.early_slides),
+            (2, false, 1),
+            "one shortage of room should slide the window early once"
+        );
         assert_counts_match(&filter);
     });
 }

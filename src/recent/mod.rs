@@ -427,7 +427,12 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         let (mut searches, mut contended_rounds) = (0, 0);
         loop {
             searches += 1;
-            if let Some(dead) = self.position().dead_tag().filter(|_| self.reclaim_around) {
+            // The window this search runs under: `Acquire`, so that a window seen open
+            // comes with the sweep that opened it, and the search reads the slots it
+            // emptied (after a `Relaxed` load a search could find no room in slots the
+            // sweep had freed, and close the fresh window: loom model (j11)).
+            let searched = Window(self.window.load(Ordering::Acquire));
+            if let Some(dead) = searched.dead_tag().filter(|_| self.reclaim_around) {
                 self.reclaim_around(c, dead);
             }
             let no_path = match self.raw.make_room(c, None, &mut nodes) {
@@ -445,7 +450,7 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
                     // round: the table holds more than the sizing allows for. Forget
                     // the oldest generation early.
                     contended_rounds = 0;
-                    self.forget_early();
+                    self.forget_early(searched);
                 } else {
                     // Concurrent writers broke every path of a round or took the room
                     // it freed: back off and search again, as the core filter's inserts
@@ -699,17 +704,20 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         true
     }
 
-    /// No room for a key even by kicking: forgets the oldest generation now, or if that
-    /// is under way already, helps its sweep (which frees slots) or waits for it.
+    /// No room for a key even by kicking under window `searched`: forgets the oldest
+    /// generation now, or if that is under way already, helps its sweep (which frees
+    /// slots) or waits for it. Only `searched` is closed: a window that moved on since
+    /// (another writer slid it, for the same shortage) is searched again first, or two
+    /// writers that found no room at once would slide twice and forget the newest
+    /// generation with the oldest (loom model (j11)).
     #[cold]
-    fn forget_early(&self) {
-        let window = self.position();
-        if window.is_sweeping() {
+    fn forget_early(&self, searched: Window) {
+        if searched.is_sweeping() {
             if !self.help_sweep() {
                 Backoff::new().snooze();
             }
         } else {
-            self.close(window, true);
+            self.close(searched, true);
         }
     }
 
@@ -910,5 +918,12 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
             }
         }
         counts
+    }
+
+    /// Kick paths of at most `moves` moves (0: a writer whose two buckets are full finds
+    /// no path at once): a loom model's search of a full table, which finds no path, then
+    /// reads a few buckets instead of the thousands of a full search tree.
+    pub fn debug_limit_kicks(&mut self, moves: usize) {
+        self.raw.limit_kicks(moves);
     }
 }
