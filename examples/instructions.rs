@@ -168,15 +168,14 @@ fn main() {
     let (inserted, hits) = match op.as_str() {
         "contains" | "many" => {
             let inserted = fill_from(&*filter, 0, keys);
-            let look = if op == "many" { look_up_many } else { look_up };
-            (
-                inserted,
-                if work {
-                    look(&*filter, keys, rounds * LOOKUPS)
-                } else {
-                    0
-                },
-            )
+            // Each loop called directly: through a function pointer, `look_up` cost
+            // every filter 5.5 instructions more a lookup.
+            let hits = match (work, op.as_str()) {
+                (false, _) => 0,
+                (true, "many") => look_up_many(&*filter, keys, rounds * LOOKUPS),
+                (true, _) => look_up(&*filter, keys, rounds * LOOKUPS),
+            };
+            (inserted, hits)
         }
         "fill" => (
             if work {

@@ -86,6 +86,25 @@ fn doubled_and_split_with_k() -> (Arc<Table>, u64) {
     (table, k)
 }
 
+/// One thread doubles `table` and splits K's stripe (a bucket and its child share
+/// one) while another looks K up, which must find it throughout: models (m) and (v).
+fn lookup_races_a_doubling_of(table: &Arc<Table>, k: u64) {
+    let grower = {
+        let table = Arc::clone(table);
+        thread::spawn(move || {
+            assert!(table.double());
+            let stripe = table.stripe_of(table.places(k)[0].0);
+            table.split_stripe(stripe);
+        })
+    };
+    let reader = {
+        let table = Arc::clone(table);
+        thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
+    };
+    grower.join().unwrap();
+    reader.join().unwrap();
+}
+
 #[test]
 fn plain_lookup_races_the_first_doubling() {
     explore("(v) plain lookup races the first doubling", || {
@@ -93,20 +112,7 @@ fn plain_lookup_races_the_first_doubling() {
         let k = find(|_, first, child| child == first + 4);
         table.insert_hash(k).expect("setup: K fits");
         let table = Arc::new(table);
-        let grower = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || {
-                assert!(table.double());
-                let stripe = table.stripe_of(table.places(k)[0].0);
-                table.split_stripe(stripe);
-            })
-        };
-        let reader = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
-        };
-        grower.join().unwrap();
-        reader.join().unwrap();
+        lookup_races_a_doubling_of(&table, k);
         assert_eq!(table.era(), 1);
         assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
     });
@@ -159,20 +165,7 @@ fn lookup_races_a_doubling() {
     explore("(m) lookup races a doubling and its split", || {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
         let (table, k) = doubled_and_split_with_k();
-        let grower = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || {
-                assert!(table.double());
-                let stripe = table.stripe_of(table.places(k)[0].0);
-                table.split_stripe(stripe);
-            })
-        };
-        let reader = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
-        };
-        grower.join().unwrap();
-        reader.join().unwrap();
+        lookup_races_a_doubling_of(&table, k);
         assert!(table.contains_hash(k));
     });
 }

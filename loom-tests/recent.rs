@@ -486,6 +486,34 @@ fn window_of_24() -> RecentFilter {
     filter
 }
 
+/// After the race of models (j9) and (j11) on [`fill_two_generations`]' table: every
+/// key of generation 1 (`new`) is found and none of generation 0 (`old`), the window
+/// has slid twice and opened again, `early` of the slides early, and the counts match
+/// the slots.
+fn assert_generation_0_forgotten(
+    filter: &RecentFilter,
+    (old, new): (&[u64], &[u64]),
+    early: u64,
+    slides: &str,
+) {
+    for &key in new {
+        assert!(filter.contains_hash(key), "a key of generation 1 was lost");
+    }
+    for &key in old {
+        assert!(
+            !filter.contains_hash(key),
+            "a key of generation 0 outlived it"
+        );
+    }
+    let stats = filter.stats();
+    assert_eq!(
+        (stats.slides, stats.forgetting, stats.early_slides),
+        (2, false, early),
+        "{slides}"
+    );
+    assert_counts_match(filter);
+}
+
 /// Fills [`window_of_24`]: generation 0 (tag 0) with `olds` keys of buckets 3 and 2
 /// (bucket 3 full), then generation 1 (tag 1), left open, with 7 keys of buckets 1 and 0
 /// (bucket 1 full) and, last, K in bucket 0, whose other bucket is 3. So a key of
@@ -553,22 +581,12 @@ fn a_kick_while_the_window_sweeps() {
         kicker.join().unwrap();
         sweeper.join().unwrap();
         assert_found(&filter, &[("W", w), ("X", x), ("Z", z)]);
-        for &key in &new {
-            assert!(filter.contains_hash(key), "a key of generation 1 was lost");
-        }
-        for &key in &old {
-            assert!(
-                !filter.contains_hash(key),
-                "a key of generation 0 outlived it"
-            );
-        }
-        let stats = filter.stats();
-        assert_eq!(
-            (stats.slides, stats.forgetting, stats.early_slides),
-            (2, false, 0),
-            "the sweep should have opened generation 2, and no slide come early"
+        assert_generation_0_forgotten(
+            &filter,
+            (&old, &new),
+            0,
+            "the sweep should have opened generation 2, and no slide come early",
         );
-        assert_counts_match(&filter);
     });
 }
 
@@ -647,21 +665,11 @@ fn two_writers_find_no_room() {
         let v = key(&mut keys, &filter, Some([2, 3]));
         insert_at_once(&filter, [w, v]);
         assert_found(&filter, &[("W", w), ("V", v)]);
-        for &key in &new {
-            assert!(filter.contains_hash(key), "a key of generation 1 was lost");
-        }
-        for &key in &old {
-            assert!(
-                !filter.contains_hash(key),
-                "a key of generation 0 outlived it"
-            );
-        }
-        let stats = filter.stats();
-        assert_eq!(
-            (stats.slides, stats.forgetting, stats.early_slides),
-            (2, false, 1),
-            "one shortage of room should slide the window early once"
+        assert_generation_0_forgotten(
+            &filter,
+            (&old, &new),
+            1,
+            "one shortage of room should slide the window early once",
         );
-        assert_counts_match(&filter);
     });
 }

@@ -615,6 +615,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// its frame was on every grown lookup too (208 instructions against 198).
     #[inline(never)]
     fn buckets_hold_first<A: Access>(&self, access: A, key: Key) -> bool {
+        self.first_holds(access, key)
+    }
+
+    /// [`buckets_hold_first`](Self::buckets_hold_first), compiled where it is called.
+    #[inline(always)]
+    fn first_holds<A: Access>(&self, access: A, key: Key) -> bool {
         let sides = self.shared_sides(key);
         engine::contains_at(self, access, Pinned::first(&self.first), sides)
     }
@@ -1050,8 +1056,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// registers from one key to the next.
     #[inline(always)]
     pub(crate) fn contains_plain_in_line<A: Access>(&self, access: A, hash: u64) -> bool {
-        let sides = self.shared_sides(self.key(hash));
-        engine::contains_at(self, access, Pinned::first(&self.first), sides)
+        self.first_holds(access, self.key(hash))
     }
 
     // ----- snapshots, restoring, clearing -----
