@@ -329,6 +329,8 @@ fn two_writers_share_a_sweep_of_two_chunks() {
             .generations(2)
             .stripes(4)
             .without_min_buckets()
+            // The load that gives 48 keys 16 buckets (the default's 85% gives 18).
+            .window_load(0.90)
             .build()
             .unwrap();
         filter.debug_sweep_a_line_at_a_time();

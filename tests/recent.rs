@@ -188,7 +188,7 @@ fn false_positive_rate_at_a_full_window_stays_under_its_bound() {
 }
 
 #[test]
-fn memory_is_fixed_and_under_2_3_bytes_per_key_of_window() {
+fn memory_is_fixed_and_under_2_45_bytes_per_key_of_window() {
     for window in [100_000usize, 1 << 20, 4_000_000] {
         let filter = RecentFilter::with_window(window);
         let before = filter.memory_usage();
@@ -202,7 +202,7 @@ fn memory_is_fixed_and_under_2_3_bytes_per_key_of_window() {
         );
         let per_key = before as f64 / window as f64;
         assert!(
-            per_key <= 2.3,
+            per_key <= 2.45,
             "window {window}: {per_key:.3} bytes per key"
         );
         println!("window {window}: {per_key:.3} bytes per key");
@@ -458,7 +458,7 @@ fn many_writers_on_small_windows_do_not_slide_early() {
     // an insert whose kick paths other writers keep breaking backs off and searches
     // again before it forgets a generation (that alone slid 64 writers early a few times
     // per million inserts). The tables are sized for 92% here, as they were when that
-    // was measured: at the default 90% broken paths are too rare for the test to see
+    // was measured: at 90% (the default then; 85% now) broken paths are too rare to see
     // an insert that gives up after one round of them (mutation t22: 6 to 19 early
     // slides in these 29 M inserts, where 30 K per thread at 90% saw none).
     let threads = 64u64;

@@ -211,8 +211,8 @@ impl FillCounts {
     /// chunks the sweep ends before it unless sweepers stall (a preempted thread) or the
     /// sweep goes round again: `g / 128` or, where that is less (wide fingerprints or many
     /// generations: `G·f` past about 118 bits), twice the chunks; at least 1 for a table
-    /// swept whole. A window of 4 M keys at 16 bits and 4 generations has 4,352 chunks
-    /// and a limit of 8,704. Either bound is under 0.5% of the window, within the 8% of
+    /// swept whole. A window of 4 M keys at 16 bits and 4 generations has 4,608 chunks
+    /// and a limit of 9,216. Either bound is under 0.5% of the window, within the 15% of
     /// slots the table keeps free.
     pub(crate) fn overflow_limit(&self) -> i64 {
         self.overflow_limit

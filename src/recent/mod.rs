@@ -17,11 +17,11 @@
 //! one writer a generation closes at exactly `g`; with several, at most `g / 128` plus
 //! the inserts in flight later. Then it takes the inserts made while the one before it
 //! is swept: each write in that time sweeps a chunk of 256 table words, so about one
-//! insert per chunk (4,352 chunks at 4 M keys and 4 generations, 0.44% of `g`). Past
+//! insert per chunk (4,608 chunks at 4 M keys and 4 generations, 0.46% of `g`). Past
 //! the overflow limit (`g / 128`, or twice the chunks where that is more; a sweep whose
 //! writers stall, or that goes round again), each write sweeps a chunk more and waits
 //! when none is left to claim (`FillCounts::overflow_limit`). The table is sized for
-//! `G·g` at 90% load, with room for both.
+//! `G·g` at 85% load, with room for both.
 //!
 //! A window below about 3,700 keys at 16-bit fingerprints has a table of at most 1,024
 //! words, which the closing insert sweeps whole, under every stripe lock. Its overflow
@@ -109,8 +109,8 @@ const SLOTS: usize = 4;
 /// by kicking, which the table's sizing makes rare; see the module docs); older keys are
 /// forgotten a generation at a time. Like any filter it answers `true` for a key it
 /// never saw with a small probability ([`false_positive_bound`](Self::false_positive_bound)):
-/// about 0.05% at 16-bit fingerprints and 4 generations. Memory is fixed when it is made:
-/// about 2.2 bytes per key of window at 16-bit fingerprints, and at least a table of 64
+/// about 0.04% at 16-bit fingerprints and 4 generations. Memory is fixed when it is made:
+/// about 2.4 bytes per key of window at 16-bit fingerprints, and at least a table of 64
 /// buckets (512 bytes) for a window of under about 230 keys.
 ///
 /// ```
