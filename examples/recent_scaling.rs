@@ -27,8 +27,9 @@
 //!
 //! The latency run (unless `--latency-inserts 0`): two threads (or `--latency-threads`)
 //! insert into a full window of `--window` keys, timing every insert, so the run spans
-//! several slides; the same into a core filter, as the machine's own noise floor.
-//! Printed: the median, p99.9 and longest insert, and how many took over 20 µs.
+//! several slides; the same into a core filter, and the same loop with no insert in it,
+//! the machine's and the clock's own floor. Printed: the median, p99.9, p99.999 and
+//! longest insert, and how many took over 20 µs.
 
 #[path = "throughput/count.rs"]
 mod count;
@@ -351,6 +352,11 @@ fn main() {
         let core_ns = latencies(&cores, t, args.latency_inserts, 200, cpu, |k| {
             core.insert(&k).expect("sized for every key")
         });
+        // The same loop around no insert at all: what the machine and the clock put into
+        // any tail (preemptions, interrupts, the clock's own reads).
+        let floor = latencies(&cores, t, args.latency_inserts, 300, cpu, |k| {
+            std::hint::black_box(k);
+        });
         println!();
         println!(
             "Insert latency ({} clock), {t} threads, {} inserts each; window {} full before (the run slid it {slides} times):",
@@ -360,6 +366,7 @@ fn main() {
         println!("|---|--:|--:|--:|--:|--:|");
         tail("RecentFilter", &recent);
         tail("CuckooFilter", &core_ns);
+        tail("no insert (the floor)", &floor);
         println!(
             "(RecentFilter over the run: {} early slides, {} repeated sweeps)",
             after.early_slides - before.early_slides,
