@@ -29,8 +29,8 @@ pub const DEFAULT_GENERATIONS: usize = 4;
 /// steady state, 22% of inserts at 90%, 8% at 71% and 45% at 89%; a `CuckooFilter`
 /// filled to 95% kicks in 7.7% of its inserts). At 85% a steady-state insert takes 422
 /// instructions where it took 489 at 90% and 528 at 92% (`examples/instructions.rs`,
-/// `recent slide`), and 16 threads insert 13% more (53.1 against 47.0 Mops/s, medians
-/// of eight runs on a 16-core Xeon; BENCHMARKS.md, "The window's load"), for 6% more
+/// `recent slide`), and 16 threads insert 16% more (52.8 against 45.7 Mops/s, medians
+/// of ten runs on a 16-core Xeon; BENCHMARKS.md, "The window's load"), for 6% more
 /// bytes (2.38 per key of a 1 M window against 2.245). 80% was faster again and 12.5%
 /// larger; 8-slot buckets kicked less but doubled the false positives, moved the
 /// admission replays' hit ratios by up to 1.3 points and slowed lookups.
