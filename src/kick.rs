@@ -356,6 +356,12 @@ fn search<'t, L: Layout<B>, A: Access, const B: usize>(
                 layout.readable::<A>(era, bucket)?;
             }
             if let Some(empty) = layout.slot_holding(era, bucket, 0) {
+                // A path read at an era that has moved on is broken at its first move's
+                // lock; found stale here, the insert locates its key again at once
+                // instead of searching the old era again (once a path, not a bucket).
+                if L::GROWS && !layout.era_unchanged(era) {
+                    return Err(Stale);
+                }
                 return Ok(Some(PathEnd { leaf: child, empty }));
             }
         }

@@ -1398,10 +1398,16 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     /// The first record's stripes are made split (`with_first_segment`), and a split
-    /// bit is never cleared: a reader or writer pinned to it tests none.
+    /// bit is never cleared: a reader or writer pinned to it tests none. It is the one
+    /// record of era 0 (`record_after` makes the others), so a writer pinned to any
+    /// record asks its era, and a pre-sized table's kick search reads no split bit.
     #[inline(always)]
     fn split_from_the_start(&self, record: Pinned<'_, F, B>) -> bool {
-        record.arm() == Arm::First
+        match record.arm() {
+            Arm::First => true,
+            Arm::Later => false,
+            Arm::Any => record.era == 0,
+        }
     }
 
     #[inline(always)]
@@ -1451,19 +1457,19 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     #[inline(always)]
     fn readable<A: Access>(&self, record: Pinned<'_, F, B>, spot: Spot) -> Result<(), Stale> {
+        if self.split_from_the_start(record) {
+            return Ok(());
+        }
         let stripe = self.stripe_at(record, spot);
         // As in `make_ready`: the count stands in for the split bits only exclusively.
-        if !self.split_from_the_start(record)
-            && (A::SHARED || !self.settled(record))
-            && !record.stripes.is_split(stripe)
-        {
+        if (A::SHARED || !self.settled(record)) && !record.stripes.is_split(stripe) {
             self.split_stripe::<A>(record, stripe);
+            // A split may have found a newer era: search again there.
+            if !self.is_current(record) {
+                return Err(Stale);
+            }
         }
-        if self.is_current(record) {
-            Ok(())
-        } else {
-            Err(Stale)
-        }
+        Ok(())
     }
 
     /// The growth policy after a failed kick search: a doubling only with the table at
