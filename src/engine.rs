@@ -319,7 +319,8 @@ pub(crate) trait Layout<const B: usize> {
     }
 
     /// Makes `bucket` readable at `era` for a kick search (splits its stripe if it was
-    /// not); `Err(Stale)` if the era changed.
+    /// not); `Err(Stale)` if that split found a newer era. (The search checks the era
+    /// itself once it has found a path.)
     #[inline(always)]
     fn readable<A: Access>(&self, _era: Self::Era<'_>, _bucket: Self::Bucket) -> Result<(), Stale> {
         Ok(())
