@@ -259,11 +259,9 @@ fn unique_inserts_race_a_new_link() {
 #[test]
 fn insert_searches_again_after_a_broken_kick_path() {
     // The setup's eight inserts take more steps than loom's default bound.
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 20_000;
     explore_with(
         "(r) insert searches again after a broken kick path",
-        builder,
+        Some(20_000),
         || {
             // 4 buckets that never double: side-1 buckets are 0 and 1, side-2 ones 2 and 3.
             let table = Table::new(4, 2, 0);
@@ -357,15 +355,11 @@ fn stashed_s() -> (Arc<Table>, u64, Vec<u64>) {
 
 /// Loom's default branch bound is too small for the setup's search for S (a table of
 /// nine inserts and a doubling for each key it tries).
-fn stash_builder() -> loom::model::Builder {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 1_000_000;
-    builder
-}
+const STASH_BRANCHES: Option<usize> = Some(1_000_000);
 
 #[test]
 fn lookup_races_an_unstash() {
-    explore_with("(s) lookup races an unstash", stash_builder(), || {
+    explore_with("(s) lookup races an unstash", STASH_BRANCHES, || {
         let (table, s, _) = stashed_s();
         let grower = {
             let table = Arc::clone(&table);
@@ -384,7 +378,7 @@ fn lookup_races_an_unstash() {
 
 #[test]
 fn remove_races_an_unstash() {
-    explore_with("(t) remove races an unstash", stash_builder(), || {
+    explore_with("(t) remove races an unstash", STASH_BRANCHES, || {
         let (table, s, fillers) = stashed_s();
         let grower = {
             let table = Arc::clone(&table);
@@ -408,7 +402,7 @@ fn remove_races_an_unstash() {
 
 #[test]
 fn two_keys_stashed_at_once() {
-    explore_with("(u) two keys stashed at once", stash_builder(), || {
+    explore_with("(u) two keys stashed at once", STASH_BRANCHES, || {
         // 8 base buckets in 4 stripes: two pairs with no stripe in common (their inserts
         // hold different pair locks), each full of eight codes of keys that share it
         // (half the slots), and a key of each pair to stash.

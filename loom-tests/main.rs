@@ -91,16 +91,16 @@ fn used(filter: &Filter, bucket: usize) -> usize {
 
 /// Runs `model` under loom and prints the number of executions explored.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
-    explore_with(name, loom::model::Builder::new(), model);
+    explore_with(name, None, model);
 }
 
-/// [`explore`] with a model builder of the caller's (a model whose setup takes more
-/// steps than loom allows by default).
-fn explore_with(
-    name: &str,
-    builder: loom::model::Builder,
-    model: impl Fn() + Sync + Send + 'static,
-) {
+/// [`explore`] with loom's bound on branches an execution may take raised to
+/// `max_branches` (a model whose setup takes more steps than loom allows by default).
+fn explore_with(name: &str, max_branches: Option<usize>, model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if let Some(max_branches) = max_branches {
+        builder.max_branches = max_branches;
+    }
     // One counter per model (not a static), so models run in parallel count their own.
     let counter = std::sync::Arc::new(AtomicUsize::new(0));
     let count = std::sync::Arc::clone(&counter);

@@ -320,60 +320,62 @@ fn a_take_empties_forgotten_slots_while_the_window_opens() {
 /// word without its stripe's lock could write it back without Y.
 #[test]
 fn two_writers_share_a_sweep_of_two_chunks() {
-    let mut builder = loom::model::Builder::new();
     // The setup's inserts and sweeps run in the model too.
-    builder.max_branches = 100_000;
-    explore_with("two writers share a sweep of two chunks", builder, || {
-        let mut filter = RecentFilter::builder()
-            .window(48)
-            .generations(2)
-            .stripes(4)
-            .without_min_buckets()
-            // The load that gives 48 keys 16 buckets (the default's 85% gives 18).
-            .window_load(0.90)
-            .build()
-            .unwrap();
-        filter.debug_sweep_a_line_at_a_time();
-        assert_eq!(
-            filter.debug_sweep_chunks(),
-            2,
-            "setup: two rows, two chunks"
-        );
-        let filter = Arc::new(filter);
-        let mut keys = Keys::new();
-        // Generation 0: two keys in buckets 2 and 3, and one in each other pair of a row.
-        let old: Vec<u64> = [[2, 3], [2, 3], [0, 1], [8, 9], [10, 11], [12, 13]]
-            .into_iter()
-            .map(|buckets| key(&mut keys, &filter, Some(buckets)))
-            .collect();
-        let [p, q, a, x] = [(); 4].map(|()| key(&mut keys, &filter, Some([4, 5])));
-        let y = key(&mut keys, &filter, Some([2, 3]));
-        for &key in &old {
-            filter.insert_hash(key);
-        }
-        // Close generation 0 (forgetting the empty tag 1); P and Q, still tagged 0, each
-        // sweep a chunk, and the second opens generation 1.
-        assert!(filter.debug_close(), "setup: generation 0 should be open");
-        filter.insert_hash(p);
-        filter.insert_hash(q);
-        filter.insert_hash(a);
-        assert!(filter.debug_close(), "setup: generation 1 should be open");
-        assert_eq!(filter.debug_tag_counts()[0], old.len() + 2, "setup: tag 0");
+    explore_with(
+        "two writers share a sweep of two chunks",
+        Some(100_000),
+        || {
+            let mut filter = RecentFilter::builder()
+                .window(48)
+                .generations(2)
+                .stripes(4)
+                .without_min_buckets()
+                // The load that gives 48 keys 16 buckets (the default's 85% gives 18).
+                .window_load(0.90)
+                .build()
+                .unwrap();
+            filter.debug_sweep_a_line_at_a_time();
+            assert_eq!(
+                filter.debug_sweep_chunks(),
+                2,
+                "setup: two rows, two chunks"
+            );
+            let filter = Arc::new(filter);
+            let mut keys = Keys::new();
+            // Generation 0: two keys in buckets 2 and 3, and one in each other pair of a row.
+            let old: Vec<u64> = [[2, 3], [2, 3], [0, 1], [8, 9], [10, 11], [12, 13]]
+                .into_iter()
+                .map(|buckets| key(&mut keys, &filter, Some(buckets)))
+                .collect();
+            let [p, q, a, x] = [(); 4].map(|()| key(&mut keys, &filter, Some([4, 5])));
+            let y = key(&mut keys, &filter, Some([2, 3]));
+            for &key in &old {
+                filter.insert_hash(key);
+            }
+            // Close generation 0 (forgetting the empty tag 1); P and Q, still tagged 0, each
+            // sweep a chunk, and the second opens generation 1.
+            assert!(filter.debug_close(), "setup: generation 0 should be open");
+            filter.insert_hash(p);
+            filter.insert_hash(q);
+            filter.insert_hash(a);
+            assert!(filter.debug_close(), "setup: generation 1 should be open");
+            assert_eq!(filter.debug_tag_counts()[0], old.len() + 2, "setup: tag 0");
 
-        insert_at_once(&filter, [x, y]);
-        assert_found(&filter, &[("A", a), ("X", x), ("Y", y)]);
-        assert_eq!(
-            filter.debug_window(),
-            (2, false),
-            "both chunks were swept, so generation 2 should be open"
-        );
-        assert_eq!(
-            filter.debug_tag_counts()[0],
-            0,
-            "a forgotten key outlived the sweep"
-        );
-        assert_counts_match(&filter);
-    });
+            insert_at_once(&filter, [x, y]);
+            assert_found(&filter, &[("A", a), ("X", x), ("Y", y)]);
+            assert_eq!(
+                filter.debug_window(),
+                (2, false),
+                "both chunks were swept, so generation 2 should be open"
+            );
+            assert_eq!(
+                filter.debug_tag_counts()[0],
+                0,
+                "a forgotten key outlived the sweep"
+            );
+            assert_counts_match(&filter);
+        },
+    );
 }
 
 /// (j6) A writer past a closed generation's overflow limit waits for the sweep another
@@ -557,10 +559,8 @@ fn fill_two_generations(
 /// (j9): see the module docs.
 #[test]
 fn a_kick_while_the_window_sweeps() {
-    let mut builder = loom::model::Builder::new();
     // The setup's inserts run in the model too.
-    builder.max_branches = 10_000;
-    explore_with("a kick while the window sweeps", builder, || {
+    explore_with("a kick while the window sweeps", Some(10_000), || {
         let filter = Arc::new(window_of_24());
         let mut keys = Keys::new();
         // A slot of bucket 2 stays free: W's search reads the table without locks, after
@@ -650,9 +650,8 @@ fn three_generations_go_round_their_tags() {
 /// (j11): see the module docs.
 #[test]
 fn two_writers_find_no_room() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 10_000;
-    explore_with("two writers find no room", builder, || {
+    // The setup's inserts run in the model too.
+    explore_with("two writers find no room", Some(10_000), || {
         let mut filter = window_of_24();
         // A search of the full table reads a dozen buckets, not the thousands of a
         // search tree five moves deep.
