@@ -96,6 +96,15 @@ impl<K: Copy> Located<K> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stale;
 
+/// An era as its kind ([`Layout::era_kind`]): code that branches on it once has each
+/// arm compiled for that kind.
+pub(crate) enum EraKind<E> {
+    /// A table's first era (every era of a table that never grows).
+    First(E),
+    /// An era after a doubling.
+    Later(E),
+}
+
 /// What a call to grow the table did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Growth {
@@ -175,6 +184,14 @@ pub(crate) trait Layout<const B: usize> {
     /// Whether the era is still `era`: a reader asks after its `Acquire` fence, a
     /// writer under a stripe lock of `era`.
     fn era_unchanged(&self, era: Self::Era<'_>) -> bool;
+
+    /// `era` as its kind: a growing table tells its first era (which needs no split
+    /// bit, no segment and no era prefix) from the later ones, so that the kick path,
+    /// compiled once for each, folds those tests away.
+    #[inline(always)]
+    fn era_kind<'a>(&'a self, era: Self::Era<'a>) -> EraKind<Self::Era<'a>> {
+        EraKind::First(era)
+    }
 
     /// The stripes of `era`.
     fn stripes<'a>(&'a self, era: Self::Era<'a>) -> &'a Stripes;

@@ -13,7 +13,9 @@
 //! of times; an insert whose every search was broken so is contended, not refused, and
 //! tries again after a backoff.
 
-use crate::engine::{Growth, Layout, Located, Overflow, Placement, Stale, pin_ready, place};
+use crate::engine::{
+    EraKind, Growth, Layout, Located, Overflow, Placement, Stale, pin_ready, place,
+};
 use crate::error::InsertError;
 use crate::stripe::{Access, Locked};
 use crate::sync::Backoff;
@@ -181,7 +183,18 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
     let backoff = Backoff::new();
     loop {
         let (era, c) = pin_ready::<L, A, B>(layout, key);
-        let no_room = match kick_and_place(layout, access, era, &c, unique, current, &mut nodes) {
+        // Each arm with its own copy of the search and the moves (all in line), the
+        // era's kind a constant in it: a growing table's first era then reads no split
+        // bit, no segment and no era per bucket searched.
+        let kicked = match layout.era_kind(era) {
+            EraKind::First(era) => {
+                kick_and_place(layout, access, era, &c, unique, current, &mut nodes)
+            }
+            EraKind::Later(era) => {
+                kick_and_place(layout, access, era, &c, unique, current, &mut nodes)
+            }
+        };
+        let no_room = match kicked {
             Ok((inserted, moves)) => {
                 if moves > 0 {
                     layout.count_kick(access, era, c.buckets[0], moves);
@@ -217,6 +230,7 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
 /// Searches for a kick path and moves along it, then places the key; a bounded number
 /// of times if concurrent writers break the path or take the freed slot. How many moves
 /// the placing path took.
+#[inline(always)]
 fn kick_and_place<'t, L: Layout<B>, A: Access, const B: usize>(
     layout: &'t L,
     access: A,
@@ -271,6 +285,7 @@ pub(crate) enum KickFailure {
 /// path has moves and `fill`, stores the key's code there under the last move's lock.
 /// `Ok(Some(moves))`: done (0 moves: a bucket had room already, nothing was filled);
 /// `Ok(None)`: a concurrent writer broke the path, search again.
+#[inline(always)]
 pub(crate) fn make_room_with<'t, L: Layout<B>, A: Access, const B: usize>(
     layout: &'t L,
     access: A,
@@ -307,6 +322,7 @@ pub(crate) fn make_room_with<'t, L: Layout<B>, A: Access, const B: usize>(
 /// is the same (buckets are checked in the same order), but the search stops before
 /// expanding the rest of the parent's level: near full load that halved the nodes
 /// pushed, and cut the time per insert to 95% load by 16% at 128 K items.
+#[inline(always)]
 fn search<'t, L: Layout<B>, A: Access, const B: usize>(
     layout: &'t L,
     era: L::Era<'t>,
@@ -376,6 +392,7 @@ fn search<'t, L: Layout<B>, A: Access, const B: usize>(
 /// While a snapshot copies the table the move waits for it (unlocked, so plain writes
 /// to these buckets go on), then checks the path again: a snapshot delays a move, and
 /// is no reason to search again.
+#[inline(always)]
 fn apply<'a, L: Layout<B>, A: Access, const B: usize>(
     layout: &'a L,
     access: A,

@@ -48,7 +48,9 @@ use smallvec::SmallVec;
 use super::record::{Arm, EraRecord, Pinned, Records, Spot};
 use super::scheme::{Era, Key, Pairing, Scheme};
 use super::stash::{STASH_KEYS, Stash};
-use crate::engine::{self, FirstPass, Growth, Layout, Located, Overflow, Placement, Stale};
+use crate::engine::{
+    self, EraKind, FirstPass, Growth, Layout, Located, Overflow, Placement, Stale,
+};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
@@ -1253,6 +1255,17 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         self.is_current(record)
     }
 
+    /// The first record is the one record of era 0 (`record_after` makes the others).
+    #[inline(always)]
+    fn era_kind<'a>(&'a self, record: Pinned<'a, F, B>) -> EraKind<Pinned<'a, F, B>> {
+        match record.arm() {
+            Arm::First => EraKind::First(record),
+            Arm::Later => EraKind::Later(record),
+            Arm::Any if record.era == 0 => EraKind::First(Pinned::first(record.get())),
+            Arm::Any => EraKind::Later(Pinned::later(record.get())),
+        }
+    }
+
     #[inline(always)]
     fn stripes<'a>(&'a self, record: Pinned<'a, F, B>) -> &'a Stripes {
         &record.get().stripes
@@ -1372,7 +1385,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// while a later era began may not).
     #[inline(always)]
     fn partner(&self, record: Pinned<'_, F, B>, spot: Spot, code: u64) -> Option<(Spot, u64)> {
-        let (code, era) = (code as u32, record.era);
+        let (code, era) = (code as u32, record.era());
         Self::knows_first_block(code, era).then(|| {
             let ((base, t), code) =
                 self.scheme()

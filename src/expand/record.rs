@@ -167,7 +167,13 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// segment is the record's own.
     #[inline(always)]
     fn bucket_in(&self, spot: Spot, base_buckets: u64, first: bool) -> (&[AtomicU64], usize) {
-        let index = (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize;
+        // At era 0 every spot's descendant is 0 (no stream bit is in its address yet).
+        debug_assert!(!first || spot.t == 0, "a spot of era 0 with a descendant");
+        let index = if first {
+            spot.base as usize
+        } else {
+            (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize
+        };
         let word = Table::<F, B>::word_of(index);
         let sub = index % Table::<F, B>::BUCKETS_PER_WORD;
         // Each arm takes its group itself: with one tail after the branch, the compiler
