@@ -342,6 +342,21 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.control.records.current(&self.first)
     }
 
+    /// The words of the bucket at `spot` at `record`'s era (see [`Pinned::bucket`]). The
+    /// first era's segment is found through the table, not the record: the protocol's
+    /// functions take the table as a `&` argument, which the compiler knows nothing
+    /// writes through (the table holds no atomic inline), so a loop over buckets (a kick
+    /// search) keeps the segment's address in registers; read through the pinned
+    /// record's pointer, it was loaded again after every store the loop made (6.3
+    /// instructions a pre-sized fill's insert).
+    #[inline(always)]
+    fn bucket_at<'a>(&'a self, record: Pinned<'a, F, B>, spot: Spot) -> (&'a [AtomicU64], usize) {
+        if record.arm() == Arm::First {
+            return EraRecord::<F, B>::first_bucket_in(self.first.own_words(), spot);
+        }
+        record.bucket(spot, self.base_buckets)
+    }
+
     /// Whether `record` is still the current era's.
     #[inline(always)]
     fn is_current(&self, record: Pinned<'_, F, B>) -> bool {
@@ -1320,8 +1335,8 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     #[inline(always)]
     fn load_pair(&self, record: Pinned<'_, F, B>, c: &Located<Spot>) -> Pair {
-        let (w1, s1) = record.bucket(c.buckets[0], self.base_buckets);
-        let (w2, s2) = record.bucket(c.buckets[1], self.base_buckets);
+        let (w1, s1) = self.bucket_at(record, c.buckets[0]);
+        let (w2, s2) = self.bucket_at(record, c.buckets[1]);
         Table::<F, B>::group_pair(w1, s1, w2, s2)
     }
 
@@ -1344,13 +1359,13 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     #[inline(always)]
     fn load_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) -> [u64; B] {
-        let (words, sub) = record.bucket(spot, self.base_buckets);
+        let (words, sub) = self.bucket_at(record, spot);
         Table::<F, B>::group_bucket(words, sub)
     }
 
     #[inline(always)]
     fn slot(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize) -> u64 {
-        let (words, sub) = record.bucket(spot, self.base_buckets);
+        let (words, sub) = self.bucket_at(record, spot);
         Table::<F, B>::group_slot(words, sub, slot)
     }
 
@@ -1359,19 +1374,19 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// and still validate its stamp from before the split: loom model (n).)
     #[inline(always)]
     fn set_slot(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize, code: u64) {
-        let (words, sub) = record.bucket(spot, self.base_buckets);
+        let (words, sub) = self.bucket_at(record, spot);
         Table::<F, B>::group_store(words, sub, slot, code, Ordering::Release);
     }
 
     #[inline(always)]
     fn set_slot_in_window(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize, code: u64) {
-        let (words, sub) = record.bucket(spot, self.base_buckets);
+        let (words, sub) = self.bucket_at(record, spot);
         Table::<F, B>::group_store(words, sub, slot, code, Ordering::Relaxed);
     }
 
     #[inline(always)]
     fn prefetch_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) {
-        let (words, _) = record.bucket(spot, self.base_buckets);
+        let (words, _) = self.bucket_at(record, spot);
         crate::sync::prefetch(words.as_ptr());
     }
 

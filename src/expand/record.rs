@@ -137,7 +137,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// one word or less) there is nothing to skip: the whole segment, with no range to
     /// check on every lookup.
     #[inline(always)]
-    fn own_words(&self) -> &[AtomicU64] {
+    pub(crate) fn own_words(&self) -> &[AtomicU64] {
         if Table::<F, B>::SPARE_WORDS == 0 {
             return &self.segment;
         }
@@ -167,24 +167,34 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// segment is the record's own.
     #[inline(always)]
     fn bucket_in(&self, spot: Spot, base_buckets: u64, first: bool) -> (&[AtomicU64], usize) {
-        // At era 0 every spot's descendant is 0 (no stream bit is in its address yet).
-        debug_assert!(!first || spot.t == 0, "a spot of era 0 with a descendant");
-        let index = if first {
-            spot.base as usize
-        } else {
-            (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize
-        };
-        let word = Table::<F, B>::word_of(index);
-        let sub = index % Table::<F, B>::BUCKETS_PER_WORD;
         // Each arm takes its group itself: with one tail after the branch, the compiler
         // merged the arms' loads of the segment's address and length into loads through
         // a chosen address, four instructions more on every bucket a kick search reads.
         if first {
-            (Self::group_at(self.own_words(), word), sub)
-        } else {
-            let (words, start) = self.segment_words((u32::BITS - spot.t.leading_zeros()) as usize);
-            (Self::group_at(words, word.wrapping_sub(start)), sub)
+            return Self::first_bucket_in(self.own_words(), spot);
         }
+        let index = (u64::from(spot.base) + base_buckets * u64::from(spot.t)) as usize;
+        let (word, sub) = Self::word_and_sub(index);
+        let (words, start) = self.segment_words((u32::BITS - spot.t.leading_zeros()) as usize);
+        (Self::group_at(words, word.wrapping_sub(start)), sub)
+    }
+
+    /// [`bucket_in`](Self::bucket_in) at era 0, in `own`, the first record's segment.
+    #[inline(always)]
+    pub(crate) fn first_bucket_in(own: &[AtomicU64], spot: Spot) -> (&[AtomicU64], usize) {
+        // At era 0 every spot's descendant is 0 (no stream bit is in its address yet).
+        debug_assert!(spot.t == 0, "a spot of era 0 with a descendant");
+        let (word, sub) = Self::word_and_sub(spot.base as usize);
+        (Self::group_at(own, word), sub)
+    }
+
+    /// Bucket `index`'s first table word, and which of the word's buckets it is.
+    #[inline(always)]
+    fn word_and_sub(index: usize) -> (usize, usize) {
+        (
+            Table::<F, B>::word_of(index),
+            index % Table::<F, B>::BUCKETS_PER_WORD,
+        )
     }
 
     /// The word group that starts at `first` in `words`. A one-word group is one index to
