@@ -186,8 +186,8 @@ pub(crate) trait Layout<const B: usize> {
     fn era_unchanged(&self, era: Self::Era<'_>) -> bool;
 
     /// `era` as its kind: a growing table tells its first era (which needs no split
-    /// bit, no segment and no era prefix) from the later ones, so that the kick path,
-    /// compiled once for each, folds those tests away.
+    /// bit, no segment directory and no era prefix) from the later ones, so that the
+    /// kick path, compiled once for each, folds those tests away.
     #[inline(always)]
     fn era_kind<'a>(&'a self, era: Self::Era<'a>) -> EraKind<Self::Era<'a>> {
         EraKind::First(era)
