@@ -552,24 +552,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         hash: u64,
         unique: bool,
     ) -> Result<bool, InsertError> {
-        let result = self.insert_inner(access, hash, unique);
-        if let Err(error) = result {
-            A::count_one(match error {
-                InsertError::TooManyCopies => &self.control.refused_copies,
-                _ => &self.control.refused_full,
-            });
-        }
-        result
-    }
-
-    fn insert_inner<A: Access>(
-        &self,
-        access: A,
-        hash: u64,
-        unique: bool,
-    ) -> Result<bool, InsertError> {
         let mut started = false;
-        loop {
+        let result = loop {
             let links = self.link_count();
             // One link, most filters' case, inline: its own insert checks a unique key's
             // copies under its pair lock, and no other link can hold one.
@@ -578,7 +562,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
             } else {
                 match self.newest_for(access, hash, links, unique) {
                     Ok(newest) => newest,
-                    Err(answered) => return answered,
+                    Err(answered) => break answered,
                 }
             };
             let current = || self.link_count() == links;
@@ -597,13 +581,20 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
                         && (newest.len() >= newest.capacity() / 2 || newest.stash_is_full()) =>
                 {
                     if !self.start_link::<A>(links) {
-                        return Err(InsertError::Full);
+                        break Err(InsertError::Full);
                     }
                     started = true;
                 }
-                result => return result,
+                result => break result,
             }
+        };
+        if let Err(error) = result {
+            A::count_one(match error {
+                InsertError::TooManyCopies => &self.control.refused_copies,
+                _ => &self.control.refused_full,
+            });
         }
+        result
     }
 
     /// The newest of `links` links (two or more) and `hash`'s key there, where an

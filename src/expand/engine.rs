@@ -1068,7 +1068,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// instructions more a lookup, moving it into the callee's registers.
     #[inline(never)]
     pub(crate) fn contains_plain<A: Access>(&self, access: A, hash: u64) -> bool {
-        self.first_holds(access, self.key(hash))
+        self.contains_plain_in_line(access, hash)
     }
 
     /// [`contains_plain`](Self::contains_plain) compiled in line, for a batch's loop
