@@ -523,7 +523,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// and only if the search did not place it (a refusal, or a link started
     /// meanwhile), through the whole protocol from the start, which a failed insert
     /// leaves unchanged: a kicking insert then pays the protocol's frame and loop only
-    /// when its search failed (about 45 instructions a kicking insert saved, and a
+    /// when its search failed (about 40 instructions a kicking insert saved, and a
     /// refused key searches twice).
     #[inline(never)]
     fn insert_slow<A: Access>(
