@@ -615,6 +615,26 @@ MUTATIONS = {
         """            Arm::First => pointer.is_null(),""",
         """            Arm::First => true,""",
     ),
+    "w1": (
+        "doubling::plain_lookup_races_the_first_doubling",
+        "a grown table's plain lookup reads a first record still current as a later one",
+        "src/expand/engine.rs",
+        """        if record.arm() == Arm::First {
+            return self.first_holds(access, key);
+        }
+        engine::contains_at(""",
+        """        if false {
+            return self.first_holds(access, key);
+        }
+        engine::contains_at(""",
+    ),
+    "w5": (
+        "tests/format.rs::the_chained_golden_files_decode_key_by_key",
+        "a doubling puts a filter with a frozen chain back on a plain path, which skips the chain",
+        "src/expand/engine.rs",
+        """            .fetch_max(LookupPath::Grown as u8, Ordering::Relaxed);""",
+        """            .store(LookupPath::Grown as u8, Ordering::Relaxed);""",
+    ),
     "w2": (
         "tests/duplicates.rs::a_key_stashed_before_any_doubling_is_found",
         "a table stashes a key and stays on the plain path, which skips the stash",

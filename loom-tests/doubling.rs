@@ -34,11 +34,13 @@
 //! (u) Inserts of two keys whose pairs (no stripe in common) are full race: both go to
 //!     the stash, each into an entry of its own (the stash's lock: their pair locks are
 //!     different), and both keys are found after.
-//! (v) A lookup of K in a table that never grew (the plain path: one flag, then the
+//! (v) A lookup of K in a table that never grew (the plain path: one byte, then the
 //!     first era's buckets) races the first doubling and the split of K's stripe, which
 //!     moves K to its child under the new era's stripes: the lookup's stamps, those of
 //!     era 0, see nothing, so it must validate its era after them, or it reads K's
-//!     parent emptied and answers absent.
+//!     parent emptied and answers absent. The byte takes the grown path (the current
+//!     record's buckets) just before the record is published, so a lookup may read
+//!     that path and still the first record: it must take the first era's path then.
 
 use super::{explore, explore_with};
 use concurrent_cuckoo_filter::DoublingTable;

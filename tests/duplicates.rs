@@ -164,6 +164,43 @@ fn a_key_stashed_before_any_doubling_is_found() {
     panic!("no key shared the crowded pair");
 }
 
+/// As [`a_key_stashed_before_any_doubling_is_found`], in a filter that doubled first:
+/// a grown table's lookups take a plain path of their own (the current record's
+/// buckets alone), which the table leaves before it stashes a key. Seeds whose crowd
+/// already went to the stash are passed over: the key must be the first stashed.
+#[test]
+fn a_key_stashed_after_a_doubling_is_found() {
+    let crowd = u64::MAX;
+    let crowded = |seed: u64| {
+        let filter = seeded::<u16>(8, seed);
+        let mut fillers = 0u64;
+        while filter.doublings() == 0 {
+            filter.insert(&(fillers << 40)).unwrap();
+            fillers += 1;
+        }
+        for _ in 0..8 {
+            filter.insert(&crowd).unwrap();
+        }
+        (filter, fillers)
+    };
+    for seed in 0..100 {
+        if crowded(seed).0.debug_stashed() > 0 {
+            continue;
+        }
+        for key in 0..10_000u64 {
+            let (filter, fillers) = crowded(seed);
+            filter.insert(&key).unwrap();
+            if filter.debug_stashed() > 0 {
+                assert!(filter.contains(&key), "the stashed key {key} is found");
+                assert!(filter.contains(&crowd));
+                assert!((0..fillers).all(|filler| filter.contains(&(filler << 40))));
+                return;
+            }
+        }
+    }
+    panic!("no key shared the crowded pair");
+}
+
 #[test]
 fn stashed_keys_survive_a_snapshot_and_a_view_finds_them() {
     let (filter, keys) = stashing_filter();

@@ -17,8 +17,8 @@ use std::collections::TryReserveError;
 
 use smallvec::SmallVec;
 
-use super::engine::ExpandTable;
 use super::engine::target_stripes;
+use super::engine::{ExpandTable, LookupPath};
 use super::scheme::{Era, Key, Pairing, Scheme, stream_window};
 use super::segments::{LaterSegments, Segments};
 use crate::engine::FirstPass;
@@ -340,14 +340,14 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         })
     }
 
-    /// The first link, if it is the whole filter and lookups may take its plain path
-    /// ([`ExpandTable::plain`]).
+    /// The first link, and the path a lookup takes: one of the first link's plain
+    /// paths where it is the whole filter ([`ExpandTable::path`]).
     #[inline(always)]
-    pub(crate) fn plain(&self) -> Option<&ExpandTable<F, B>> {
-        self.first_link.plain().then_some(&self.first_link)
+    pub(crate) fn path(&self) -> (&ExpandTable<F, B>, LookupPath) {
+        (&self.first_link, self.first_link.path())
     }
 
-    /// The first link (for a filter with a frozen chain, which leaves the plain path).
+    /// The first link (for a filter with a frozen chain, which leaves the plain paths).
     pub(crate) fn first_link(&self) -> &ExpandTable<F, B> {
         &self.first_link
     }
@@ -355,16 +355,17 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// Whether a code in any link answers for `hash`.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, hash: u64) -> bool {
-        // A filter that never grew, the one most users have: one test, then the
+        // A filter of one table, the one most users have: one test, then the
         // buckets, where the general path tests the link count, the stash, the era and
         // the pairing.
-        if let Some(table) = self.plain() {
-            return table.contains_plain(access, hash);
+        match self.path() {
+            (table, LookupPath::NeverGrew) => table.contains_plain(access, hash),
+            (table, LookupPath::Grown) => table.contains_plain_grown(access, hash),
+            (_, LookupPath::General) => self.contains_general(access, hash),
         }
-        self.contains_general(access, hash)
     }
 
-    /// [`contains`](Self::contains) past the plain path's test.
+    /// [`contains`](Self::contains) past the plain paths' test.
     #[inline]
     pub(crate) fn contains_general<A: Access>(&self, access: A, hash: u64) -> bool {
         let links = self.link_count();
@@ -400,8 +401,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// already under way.
     #[inline]
     pub(crate) fn contains_fetched<A: Access>(&self, access: A, hash: u64) -> bool {
-        if let Some(table) = self.plain() {
-            return table.contains_plain_in_line(access, hash);
+        match self.path() {
+            (table, LookupPath::NeverGrew) => return table.contains_plain_in_line(access, hash),
+            (table, LookupPath::Grown) => return table.contains_plain_grown_in_line(access, hash),
+            (_, LookupPath::General) => {}
         }
         let links = self.link_count();
         if links == 1 {
@@ -427,8 +430,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// Starts fetching `hash`'s buckets in every link into the cache (a hint).
     #[inline]
     pub(crate) fn prefetch(&self, hash: u64) {
-        if let Some(table) = self.plain() {
-            return table.prefetch_plain(hash);
+        match self.path() {
+            (table, LookupPath::NeverGrew) => return table.prefetch_plain(hash),
+            (table, LookupPath::Grown) => return table.prefetch(table.key(hash)),
+            (_, LookupPath::General) => {}
         }
         let links = self.link_count();
         if links == 1 {
@@ -784,7 +789,7 @@ mod tests {
     }
 
     /// A chain that never grew finds every key it holds, of either pairing: only a
-    /// shared-code table takes the plain path (`ExpandTable::plain`), and a table of
+    /// shared-code table takes a plain path (`ExpandTable::path`), and a table of
     /// the Feistel pairing (kind 3) looked up there would miss keys in their second
     /// bucket.
     #[test]

@@ -55,7 +55,7 @@ use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
 pub(crate) use crate::kick::max_moves;
 use crate::stripe::{Access, MovesPaused, Shared, Stamp, Stripes};
-use crate::sync::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
+use crate::sync::{AtomicU8, AtomicU32, AtomicU64, Lock, LockGuard, Ordering};
 use crate::table::Table;
 
 /// Doublings one insert may cause while the stash has room. A doubling that did not
@@ -154,11 +154,27 @@ struct Control<F, const B: usize> {
     /// in the stash, where it would pad the table's control block by 8 bytes.
     stash_lock: Lock,
     longest_path: AtomicU8,
-    /// Whether a lookup may take the path of a table that never grew after this one
-    /// test ([`plain`](ExpandTable::plain)). Cleared, never to be set again, before the
-    /// first doubling's record is published, before a key is first stashed, and (by
-    /// the chain, or a filter with a frozen chain) before anything else holds keys.
-    plain: AtomicBool,
+    /// The path a lookup may take after this one test ([`path`](ExpandTable::path)), a
+    /// [`LookupPath`] as its byte: only ever raised, from `NeverGrew` to `Grown` before
+    /// the first doubling's record is published, and to `General` before a key is
+    /// first stashed and (by the chain, or a filter with a frozen chain) before
+    /// anything else holds keys.
+    path: AtomicU8,
+}
+
+/// Which lookup a table takes after its one test of [`Control::path`]. A plain path
+/// (`NeverGrew`, `Grown`) asks only this table's buckets: the table holds every key of
+/// the filter, none in its stash, with the shared-code pairing. `NeverGrew` reads the
+/// first record as a field of the table; `Grown`, the current record. `General` tests
+/// the chain's link count, a frozen chain, the stash, the record and the pairing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum LookupPath {
+    /// 0: the path most lookups take is then the first tested, against zero (as 2,
+    /// after `Grown`'s test: 113 instructions a pre-sized lookup against 110).
+    NeverGrew = 0,
+    Grown = 1,
+    General = 2,
 }
 
 pub(crate) struct ExpandTable<F, const B: usize> {
@@ -233,7 +249,11 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 longest_path: AtomicU8::new(0),
                 stash: Stash::new(),
                 stash_lock: Lock::default(),
-                plain: AtomicBool::new(pairing == Pairing::SharedCode),
+                path: AtomicU8::new(if pairing == Pairing::SharedCode {
+                    LookupPath::NeverGrew as u8
+                } else {
+                    LookupPath::General as u8
+                }),
             }),
             max_era: max_doublings.min(scheme.max_era()),
             moves: max_moves(B) as u8,
@@ -1030,10 +1050,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.publish(next)
     }
 
-    /// Makes `record` current (see [`Records::publish`]): lookups leave the plain
-    /// path first.
+    /// Makes `record` current (see [`Records::publish`]): lookups leave the path of a
+    /// table that never grew first (a `Grown` lookup that still reads the first
+    /// record takes that path itself).
     fn publish(&self, record: EraRecord<F, B>) -> bool {
-        self.leave_plain();
+        self.control
+            .path
+            .fetch_max(LookupPath::Grown as u8, Ordering::Relaxed);
         self.control.records.publish(record, self.max_era)
     }
 
@@ -1044,28 +1067,33 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.control.stash.add(locked, key)
     }
 
-    /// Whether a lookup of this table may skip every test but the era's validation: the
-    /// table never grew, never stashed a key, has the shared-code pairing, and is the
-    /// whole filter (no later link, no frozen chain). The one load a lookup of a
-    /// pre-sized filter makes before its buckets', in place of the chain's link count,
-    /// the frozen chain, the stash, the record and the pairing (see `Chain::contains`).
-    /// A doubling may begin right after: the lookup's validation of its record sees it.
+    /// The path a lookup of this table may take ([`LookupPath`]): the one load a
+    /// lookup makes before its buckets' on a plain path, in place of the chain's link
+    /// count, the frozen chain, the stash, the record's kind and the pairing (see
+    /// `Chain::contains`). A doubling may begin right after: the lookup's validation
+    /// of its record sees it.
     #[inline(always)]
-    pub(crate) fn plain(&self) -> bool {
-        self.control.plain.load(Ordering::Relaxed)
+    pub(crate) fn path(&self) -> LookupPath {
+        match self.control.path.load(Ordering::Relaxed) {
+            0 => LookupPath::NeverGrew,
+            1 => LookupPath::Grown,
+            _ => LookupPath::General,
+        }
     }
 
     /// Lookups of this table take the general path from now on (before a second link
-    /// starts or a frozen chain is attached, and by this table before it doubles or
-    /// stashes a key).
+    /// starts or a frozen chain is attached, and by this table before it stashes a
+    /// key).
     pub(crate) fn leave_plain(&self) {
-        self.control.plain.store(false, Ordering::Relaxed);
+        self.control
+            .path
+            .store(LookupPath::General as u8, Ordering::Relaxed);
     }
 
-    /// [`contains`](Self::contains) of a [`plain`](Self::plain) table. Out of line with
-    /// the hash as it came, so that the caller's test of the flag is followed by a jump
-    /// with its arguments in place: the key worked out before the call cost 3
-    /// instructions more a lookup, moving it into the callee's registers.
+    /// [`contains`](Self::contains) of a table on the [`NeverGrew`](LookupPath) path.
+    /// Out of line with the hash as it came, so that the caller's test of the path is
+    /// followed by a jump with its arguments in place: the key worked out before the
+    /// call cost 3 instructions more a lookup, moving it into the callee's registers.
     #[inline(never)]
     pub(crate) fn contains_plain<A: Access>(&self, access: A, hash: u64) -> bool {
         self.contains_plain_in_line(access, hash)
@@ -1077,6 +1105,33 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     pub(crate) fn contains_plain_in_line<A: Access>(&self, access: A, hash: u64) -> bool {
         self.first_holds(access, self.key(hash))
+    }
+
+    /// [`contains`](Self::contains) of a table on the [`Grown`](LookupPath) path: the
+    /// current record's buckets and nothing else (through the general path, the
+    /// chain's tests and a second call cost a grown lookup 17 instructions more: 202
+    /// against 185).
+    #[inline(never)]
+    pub(crate) fn contains_plain_grown<A: Access>(&self, access: A, hash: u64) -> bool {
+        self.contains_plain_grown_in_line(access, hash)
+    }
+
+    /// [`contains_plain_grown`](Self::contains_plain_grown) compiled in line, for a
+    /// batch's loop.
+    #[inline(always)]
+    pub(crate) fn contains_plain_grown_in_line<A: Access>(&self, access: A, hash: u64) -> bool {
+        let key = self.key(hash);
+        let record = self.control.records.current_by_kind(&self.first);
+        // The path changes just before the first doubling's record is published.
+        if record.arm() == Arm::First {
+            return self.first_holds(access, key);
+        }
+        engine::contains_at(
+            self,
+            access,
+            Pinned::later(record.get()),
+            self.shared_sides(key),
+        )
     }
 
     // ----- snapshots, restoring, clearing -----

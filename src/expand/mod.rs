@@ -339,11 +339,14 @@
 //!   stashed keys into the table before it empties their entries).
 //! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
 //!   No code moves between links, so a lookup asks each in turn.
-//! - **The plain path** (`ExpandTable::plain`): a lookup of a filter that never grew
-//!   tests one flag, then reads the first era's buckets. The flag is cleared for good
-//!   before the first doubling's record is published, before a key is first stashed,
-//!   before a second link starts, and for a filter with a frozen chain; a doubling that
-//!   begins after the test is caught by the era's validation after the stamps (v).
+//! - **The plain paths** (`ExpandTable::path`): a lookup of a filter of one table
+//!   tests one byte, then reads the buckets: of the first era where the table never
+//!   grew, of the current record where it did. The byte only rises: to the grown path
+//!   before the first doubling's record is published (a lookup that then still reads
+//!   the first record takes the first era's path), and for good to the general path
+//!   before a key is first stashed, before a second link starts, and for a filter with
+//!   a frozen chain; a doubling that begins after the test is caught by the era's
+//!   validation after the stamps (v, m).
 //! - **Loom models** (`loom-tests/doubling.rs`): a lookup racing a stripe's split (k), an
 //!   insert that must split the stripe it needs (l), a lookup racing a doubling (m),
 //!   a lookup that reads a plain insert made after a split (n), an insert racing a

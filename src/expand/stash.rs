@@ -26,7 +26,7 @@
 //!   after, so it finds the key in one or the other (loom model (s)).
 //! - The entries are allocated at the first stash, so a table that never stashed pays
 //!   for one empty cell; a lookup of a table that never grew nor stashed does not read
-//!   the stash at all (`ExpandTable::plain`, cleared before the first key is stashed).
+//!   the stash at all (`ExpandTable::path`, left before the first key is stashed).
 
 use std::sync::OnceLock;
 
