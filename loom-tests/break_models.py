@@ -489,16 +489,16 @@ MUTATIONS = {
     "n": (
         "doubling::lookup_reads_a_plain_insert_after_a_split",
         "a growing table's plain insert stores its word with Relaxed (no release for a lookup that reads it)",
-        "src/expand/engine.rs",
-        """        Table::<F, B>::group_store(words, sub, slot, code, Ordering::Release);""",
-        """        Table::<F, B>::group_store(words, sub, slot, code, Ordering::Relaxed);""",
+        "src/engine.rs",
+        """    Table::<L::F, B>::group_store(words, sub, slot, new, Ordering::Release);""",
+        """    Table::<L::F, B>::group_store(words, sub, slot, new, Ordering::Relaxed);""",
     ),
     "o": (
         "lookup_reads_a_plain_remove_after_a_kick_move",
         "a plain remove stores its word with Relaxed (no release for a lookup that reads it)",
         "src/engine.rs",
-        """    layout.set_slot(era, bucket, slot, new);""",
-        """    layout.set_slot_in_window(era, bucket, slot, new);""",
+        """    Table::<L::F, B>::group_store(words, sub, slot, new, Ordering::Release);""",
+        """    Table::<L::F, B>::group_store(words, sub, slot, new, Ordering::Relaxed);""",
     ),
     "t10": (
         "tests/exclusive.rs::exclusive_and_shared_operations_leave_the_same_table",

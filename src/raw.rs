@@ -12,6 +12,7 @@ use crate::index::{Candidates, Indexer};
 use crate::kick::{self, Tree, max_moves};
 use crate::stats::Counters;
 use crate::stripe::{Access, PairGuard, Shared, Stripes};
+use crate::sync::AtomicU64;
 use crate::table::Table;
 
 pub(crate) struct RawFilter<F, const B: usize> {
@@ -353,6 +354,11 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
     #[inline(always)]
     fn slot(&self, (): (), bucket: usize, slot: usize) -> u64 {
         self.table.slot(bucket, slot)
+    }
+
+    #[inline(always)]
+    fn group(&self, (): (), bucket: usize) -> (&[AtomicU64], usize) {
+        self.table.group(bucket)
     }
 
     #[inline(always)]

@@ -223,7 +223,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
 
     /// The word group `bucket` lies in, and its place there (see `group_bucket`).
     #[inline(always)]
-    fn group(&self, bucket: usize) -> (&[AtomicU64], usize) {
+    pub(crate) fn group(&self, bucket: usize) -> (&[AtomicU64], usize) {
         let first = self.position(Self::word_of(bucket));
         (
             &self.words[first..first + Self::WORDS_PER_BUCKET],

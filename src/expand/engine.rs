@@ -1422,6 +1422,11 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
+    fn group<'a>(&'a self, record: Pinned<'a, F, B>, spot: Spot) -> (&'a [AtomicU64], usize) {
+        self.bucket_at(record, spot)
+    }
+
+    #[inline(always)]
     fn slot(&self, record: Pinned<'_, F, B>, spot: Spot, slot: usize) -> u64 {
         let (words, sub) = self.bucket_at(record, spot);
         Table::<F, B>::group_slot(words, sub, slot)
