@@ -187,7 +187,7 @@ pub(crate) trait Layout<const B: usize> {
     fn era_unchanged(&self, era: Self::Era<'_>) -> bool;
 
     /// `era` as its kind: a growing table tells its first era (which needs no split
-    /// bit, no segment directory and no era prefix) from the later ones, so that the
+    /// bit, no directory of rows and no era prefix) from the later ones, so that the
     /// kick path, compiled once for each, folds those tests away.
     #[inline(always)]
     fn era_kind<'a>(&'a self, era: Self::Era<'a>) -> EraKind<Self::Era<'a>> {
@@ -234,7 +234,7 @@ pub(crate) trait Layout<const B: usize> {
     /// `bucket`'s word group and its place there (see `Table::group_bucket`),
     /// addressed once: a writer that takes the bucket's lock next reads and stores
     /// through it. Addressed after the lock, whose `Acquire` the compiler moves no
-    /// load across, a growing table's bucket loaded its segment directory again.
+    /// load across, a growing table's bucket loaded its directory again.
     fn group<'a>(&'a self, era: Self::Era<'a>, bucket: Self::Bucket) -> (&'a [AtomicU64], usize);
 
     /// A plain insert's or remove's store, `Release` (see `Table::set_slot`); the

@@ -185,7 +185,7 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
         let (era, c) = pin_ready::<L, A, B>(layout, key);
         // Each arm with its own copy of the search and the moves (all in line), the
         // era's kind a constant in it: a growing table's first era then reads no split
-        // bit, no segment directory and no era per bucket searched.
+        // bit, no directory of rows and no era per bucket searched.
         let kicked = match layout.era_kind(era) {
             EraKind::First(era) => {
                 kick_and_place(layout, access, era, &c, unique, current, &mut nodes)

@@ -95,8 +95,8 @@
 //!    is in two places, each argued with `// SAFETY:`: the x86_64 prefetch hint behind
 //!    the batches and the kick search (an instruction that cannot fault, whatever the
 //!    address), and the era records of the growable filter's table (`expand/record.rs`:
-//!    the current record read through an `AtomicPtr`, and the directory of its
-//!    segments, neither ever freed before the table); everything else is checked by
+//!    the current record read through an `AtomicPtr`, and the directory of rows in
+//!    its segments, neither ever freed before the table); everything else is checked by
 //!    `#![deny(unsafe_code)]`. The only panicking constructors say so
 //!    (`with_capacity` beyond 2^32 buckets, or when the table cannot be allocated).
 //!

@@ -135,7 +135,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         self.words
     }
 
-    /// Table word 0 (past the spare words): where a directory of segments points.
+    /// Table word 0 (past the spare words): where the first row of a segment lies.
     pub(crate) fn first_word(&self) -> *const AtomicU64 {
         self.words.as_ptr().wrapping_add(self.position(0))
     }
@@ -264,7 +264,7 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
     // ----- a bucket given as its word group -----
     //
     // A table that doubles in place finds a bucket's words through its era record's
-    // directory (`expand/record.rs`) rather than by an index into one table: the group
+    // directory of rows (`expand/record.rs`) rather than by an index into one table: the group
     // of words the bucket lies in (its own, or the word it shares with a neighbour) and
     // its place there. The same layout rule as above, on that group.
 

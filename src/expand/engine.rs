@@ -237,7 +237,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         debug_assert!(stripes.is_power_of_two());
         debug_assert!(base_buckets.is_multiple_of(2 * stripes as u64 * Self::PER_WORD));
         let scheme = Scheme::new(base_buckets, F::BITS);
-        let first = EraRecord::new(0, Stripes::for_era(stripes, true), segment, 0, None);
+        let first = EraRecord::new(0, Stripes::for_era(stripes, true), segment, None);
         Ok(Self {
             base_buckets,
             first,
@@ -374,7 +374,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         if record.arm() == Arm::First {
             return EraRecord::<F, B>::first_bucket_in(self.first.own_words(), spot);
         }
-        record.bucket(spot, self.base_buckets)
+        record.bucket(spot)
     }
 
     /// Whether `record` is still the current era's.
@@ -618,7 +618,6 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             era + 1,
             Stripes::for_era(stripes, split),
             segment,
-            Table::<F, B>::word_of(self.buckets(era) as usize),
             Some(record.get()),
         )
     }
@@ -932,8 +931,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             base: spot.base,
             t: spot.t | (1 << era),
         };
-        let (parents, p) = record.bucket(spot, self.base_buckets);
-        let (children, c) = record.bucket(child, self.base_buckets);
+        let (parents, p) = record.bucket(spot);
+        let (children, c) = record.bucket(child);
         let codes = Table::<F, B>::group_bucket(parents, p);
         let (mut lower, mut upper) = ([0u64; B], [0u64; B]);
         let mut voids = 0;
@@ -1645,6 +1644,38 @@ mod tests {
         max: Era,
     ) -> ExpandTable<F, B> {
         ExpandTable::new(base, stripes, max, Pairing::SharedCode).unwrap()
+    }
+
+    /// Every bucket at every era is addressed (through the current record's rows) at
+    /// the word its place in the table gives, in the segment the record of its era
+    /// owns: the segments of every record, oldest first, laid end to end, are the
+    /// table's words in order.
+    fn rows_address_every_bucket_in_its_segment<F: Fingerprint, const B: usize>(base: u64) {
+        let table = table::<F, B>(base, 1, 5);
+        for era in 0..=5 {
+            let owned: Vec<*const AtomicU64> = table
+                .records()
+                .flat_map(|record| record.own_words().iter().map(std::ptr::from_ref))
+                .collect();
+            let record = table.record();
+            assert_eq!(record.era, era);
+            for index in 0..table.buckets(era) {
+                let (words, sub) = table.bucket_at(record, table.spot_of(index));
+                let word = Table::<F, B>::word_of(index as usize);
+                assert_eq!(std::ptr::from_ref(&words[0]), owned[word], "bucket {index}");
+                assert_eq!(words.len(), Table::<F, B>::WORDS_PER_BUCKET);
+                assert_eq!(sub, index as usize % Table::<F, B>::BUCKETS_PER_WORD);
+            }
+            table.double_now();
+        }
+    }
+
+    #[test]
+    fn rows_address_every_bucket_in_its_segment_at_every_geometry() {
+        rows_address_every_bucket_in_its_segment::<u16, 4>(24);
+        rows_address_every_bucket_in_its_segment::<u8, 4>(24);
+        rows_address_every_bucket_in_its_segment::<u16, 8>(24);
+        rows_address_every_bucket_in_its_segment::<u8, 8>(24);
     }
 
     /// Drives the engine and the model with the same random inserts (with duplicates),

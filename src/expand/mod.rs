@@ -292,11 +292,12 @@
 //!   Bucket `i0 + N0 · t` lies in segment `k`, the bit length of `t`: nothing a reader
 //!   holds is moved or freed, so lookups need no reclamation.
 //! - **One record per era.** The era, its stripes, its counters and a directory of
-//!   where each segment lies are one record, published once with `Release` (an
-//!   `AtomicPtr`); every operation pins the current record with one `Acquire` load and
-//!   finds a bucket's word with a shift, one load from the directory and a bounds check
-//!   (`record.rs`), where it walked segment slots before. A record is never freed before
-//!   the table, so a reader that pinned an old one reads live memory.
+//!   rows (row `t`: the `N0` buckets of descendant `t`, which lie together in one
+//!   segment) are one record, published once with `Release` (an `AtomicPtr`); every
+//!   operation pins the current record with one `Acquire` load and finds bucket
+//!   `i0 + N0 · t` as word `i0` of row `t`: one load from the directory and two bounds
+//!   checks (`record.rs`). A record is never freed before the table, so a reader that
+//!   pinned an old one reads live memory.
 //! - **Stripes per era.** Bucket `b`'s stripe at era `e` is `(b / W) mod L_e` (`W`
 //!   buckets per word). `L` doubles with the table (up to one stripe per 256 buckets,
 //!   at most 65,536) and `2 · L_0 · W` divides `N0`, so a bucket and its child
