@@ -31,7 +31,7 @@
 //! the table). A segment's words are a boxed slice its record owns: moving the record
 //! moves the box's pointer, not the words. So every pointer this
 //! module dereferences points into live memory for the whole borrow, and each row of a
-//! directory is `row_words` words inside one segment, checked as the record is made
+//! directory is a row's words inside one segment, checked as the record is made
 //! (`new`): a slice made from it is those words. Word indexing then goes through that
 //! slice, bounds-checked as any other.
 
@@ -79,9 +79,10 @@ pub(crate) struct EraRecord<F, const B: usize> {
     /// Where table word 0 of `segment` lies in it (past its spare alignment words:
     /// fewer than a bucket's words).
     skip: u32,
-    /// Words of a row: `N0` buckets' worth (0 at era 0, which has no directory). Beside
-    /// `skip`, so that the first record, a field of the table, is no larger for it.
-    row_words: u32,
+    /// Buckets of a row: `N0` (0 at era 0, which has no directory; from era 1 on
+    /// `N0 · 2^era ≤ 2^32`, so it fits). Beside `skip`, so that the first record, a
+    /// field of the table, is no larger for it.
+    row_buckets: u32,
     /// Stripes of this era. Their versions' split bits say which stripes hold this
     /// era's codes (all of them at era 0); a doubling makes the next era's stripes anew.
     pub(crate) stripes: Stripes,
@@ -110,6 +111,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
         let (rows, row_words) = match before {
             None => (Box::default(), 0),
             Some(record) => {
+                debug_assert_eq!(era, record.era + 1);
                 let (mut rows, row_words) = record.rows();
                 let added = rows.len();
                 assert_eq!(
@@ -126,7 +128,8 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             era,
             mask: ((1u64 << era) - 1) as u32,
             skip: u32::try_from(segment.skip()).expect("fewer spare words than a bucket's"),
-            row_words: u32::try_from(row_words).expect("a table of at most 2^32 buckets"),
+            row_buckets: u32::try_from(Table::<F, B>::first_bucket_in_word(row_words))
+                .expect("a table that doubles holds at most 2^31 buckets at era 0"),
             stripes,
             segment: segment.into_words(),
             directory: Directory { rows },
@@ -141,7 +144,13 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             let own = self.own_words();
             return (vec![own.as_ptr()], own.len());
         }
-        (self.directory.rows.to_vec(), self.row_words as usize)
+        (self.directory.rows.to_vec(), self.row_words())
+    }
+
+    /// Words of a row (its `N0` buckets'), from era 1 on.
+    #[inline(always)]
+    fn row_words(&self) -> usize {
+        Table::<F, B>::word_of(self.row_buckets as usize)
     }
 
     /// The table words of the segment this era added. Without spare words (buckets of
@@ -165,10 +174,10 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     #[inline(always)]
     fn row(&self, t: usize) -> &[AtomicU64] {
         let row = self.directory.rows[t];
-        // SAFETY: `row` is the first of `row_words` words of one segment (checked as
+        // SAFETY: `row` is the first of `row_words()` words of one segment (checked as
         // `new` made it), and that segment lives, unmoved, as long as the table that
         // owns this record (module docs), which `&self` borrows.
-        unsafe { std::slice::from_raw_parts(row, self.row_words as usize) }
+        unsafe { std::slice::from_raw_parts(row, self.row_words()) }
     }
 
     /// The words of the bucket at `spot` (its word group: the bucket and, for 4-byte
