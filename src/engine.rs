@@ -614,7 +614,7 @@ pub(crate) fn insert_plain_at<'a, L: Layout<B>, A: Access, const B: usize>(
 
 /// Stores the key's code in the lowest free slot of the emptier of `c`'s buckets (the
 /// first on a tie) as `empty`, loaded unlocked, shows them, under that bucket's stripe
-/// lock alone (see [`place_in_bucket`]); `group(side, bucket)` is that bucket's
+/// lock alone (see [`replace_in_group`]); `group(side, bucket)` is that bucket's
 /// [`Layout::group`].
 #[inline(always)]
 fn place_in_emptier<'a, L: Layout<B>, A: Access, const B: usize>(
@@ -683,7 +683,9 @@ pub(crate) fn stripes_of<'a, L: Layout<B>, const B: usize>(
 
 /// Stores `code` in a free slot of `bucket` (stripe `stripe`) under that stripe's lock
 /// alone; `Ok(false)` (and nothing changed) if the bucket has
-/// no free slot, `Err(Stale)` if the era changed since `era` was pinned.
+/// no free slot, `Err(Stale)` if the era changed since `era` was pinned. (For tests that
+/// lay a table out: inserts place through [`place_in_emptier`].)
+#[cfg(feature = "test-hooks")]
 #[inline(always)]
 pub(crate) fn place_in_bucket<'a, L: Layout<B>, A: Access, const B: usize>(
     layout: &'a L,
