@@ -432,7 +432,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     pub(crate) fn prefetch(&self, hash: u64) {
         match self.path() {
             (table, LookupPath::NeverGrew) => return table.prefetch_plain(hash),
-            (table, LookupPath::Grown) => return table.prefetch(table.key(hash)),
+            (table, LookupPath::Grown) => return table.prefetch_plain_grown(hash),
             (_, LookupPath::General) => {}
         }
         let links = self.link_count();

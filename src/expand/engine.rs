@@ -719,11 +719,24 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         }
     }
 
-    /// [`prefetch`](Self::prefetch) of `hash`'s key in a [`plain`](Self::plain) table.
+    /// [`prefetch`](Self::prefetch) of `hash`'s key in a table on the
+    /// [`NeverGrew`](LookupPath) path.
     #[inline(always)]
     pub(crate) fn prefetch_plain(&self, hash: u64) {
         let sides = self.shared_sides(self.key(hash));
         self.prefetch_at(Pinned::first(&self.first), sides);
+    }
+
+    /// [`prefetch`](Self::prefetch) of `hash`'s key in a table on the
+    /// [`Grown`](LookupPath) path, compiled in a batch's loop.
+    #[inline(always)]
+    pub(crate) fn prefetch_plain_grown(&self, hash: u64) {
+        let sides = self.shared_sides(self.key(hash));
+        let record = self.control.records.current_by_kind(&self.first);
+        if record.arm() == Arm::First {
+            return self.prefetch_at(Pinned::first(&self.first), sides);
+        }
+        self.prefetch_at(record, sides);
     }
 
     #[inline(always)]
