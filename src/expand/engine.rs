@@ -1461,8 +1461,14 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     #[inline(always)]
     fn prefetch_bucket(&self, record: Pinned<'_, F, B>, spot: Spot) {
-        let (words, _) = self.bucket_at(record, spot);
-        crate::sync::prefetch(words.as_ptr());
+        // An address, not a reference: a hint needs no bounds check (as the core
+        // table's); the first era's row found through the table, as in `bucket_at`.
+        let row = match record.arm() {
+            Arm::First => self.first.own_words().as_ptr(),
+            Arm::Any | Arm::Later => record.row_address(spot),
+        };
+        let word = Table::<F, B>::word_of(spot.base as usize);
+        crate::sync::prefetch(row.wrapping_add(word));
     }
 
     #[inline(always)]

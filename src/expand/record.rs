@@ -333,6 +333,24 @@ impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
         }
     }
 
+    /// The first word of the row `spot` lies in, as an address for a prefetch hint:
+    /// nothing checked, since a hint may point anywhere (null past the era's rows).
+    #[inline(always)]
+    pub(crate) fn row_address(self, spot: Spot) -> *const AtomicU64 {
+        let first = match self.arm {
+            Arm::Any => self.record.era == 0,
+            Arm::First => true,
+            Arm::Later => false,
+        };
+        if first {
+            return self.record.own_words().as_ptr();
+        }
+        let rows = &self.record.directory.rows;
+        rows.get(spot.t as usize)
+            .copied()
+            .unwrap_or(std::ptr::null())
+    }
+
     /// As [`EraRecord::bucket_in`], with the era's test folded where the kind is known.
     #[inline(always)]
     pub(crate) fn bucket(self, spot: Spot) -> (&'a [AtomicU64], usize) {
