@@ -235,7 +235,7 @@ pub(crate) trait Layout<const B: usize> {
     /// addressed once: a writer that takes the bucket's lock next reads and stores
     /// through it. Addressed after the lock, whose `Acquire` the compiler moves no
     /// load across, a growing table's bucket loaded its directory again.
-    fn group<'a>(&'a self, era: Self::Era<'a>, bucket: Self::Bucket) -> (&'a [AtomicU64], usize);
+    fn group<'a>(&'a self, era: Self::Era<'a>, bucket: Self::Bucket) -> Group<'a>;
 
     /// A plain insert's or remove's store, `Release` (see `Table::set_slot`); the
     /// caller holds `bucket`'s stripe lock (or exclusive access).
@@ -258,8 +258,7 @@ pub(crate) trait Layout<const B: usize> {
             buckets: [bucket, bucket],
             ..Located::default()
         };
-        let holding = match_pair::<Self::F>(&self.load_pair(era, &itself), code, B);
-        SlotMask(holding.0 & ((1 << B) - 1)).first()
+        first_slot_holding::<Self::F, B>(&self.load_pair(era, &itself), code)
     }
 
     /// Starts fetching `bucket` into the cache (a hint).
@@ -699,7 +698,14 @@ pub(crate) fn place_in_bucket<'a, L: Layout<B>, A: Access, const B: usize>(
 }
 
 /// A bucket's word group and its place there ([`Layout::group`]).
-type Group<'a> = (&'a [AtomicU64], usize);
+pub(crate) type Group<'a> = (&'a [AtomicU64], usize);
+
+/// The first slot holding `code` of a bucket loaded as a pair with itself (its own
+/// slots are the pair's low `B`): [`Layout::slot_holding`]'s compare.
+#[inline(always)]
+fn first_slot_holding<F: Fingerprint, const B: usize>(itself: &Pair, code: u64) -> Option<usize> {
+    SlotMask(match_pair::<F>(itself, code, B).0 & ((1 << B) - 1)).first()
+}
 
 /// Replaces the first slot of `bucket` (stripe `stripe`) holding `old` with `new` (one
 /// of them 0: a store into an empty slot, or a removal) under that stripe's lock alone;
@@ -739,8 +745,7 @@ fn replace_in_group<'a, L: Layout<B>, A: Access, const B: usize>(
     }
     // As `Layout::slot_holding`, in the group addressed before the lock.
     let itself = Table::<L::F, B>::group_pair(words, sub, words, sub);
-    let Some(slot) = SlotMask(match_pair::<L::F>(&itself, old, B).0 & ((1 << B) - 1)).first()
-    else {
+    let Some(slot) = first_slot_holding::<L::F, B>(&itself, old) else {
         return Ok(false);
     };
     // `Release`, as `Layout::set_slot`.

@@ -5,14 +5,13 @@
 
 use std::collections::TryReserveError;
 
-use crate::engine::{self, Layout, Located};
+use crate::engine::{self, Group, Layout, Located};
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask, match_pair, pair_holds};
 use crate::index::{Candidates, Indexer};
 use crate::kick::{self, Tree, max_moves};
 use crate::stats::Counters;
 use crate::stripe::{Access, PairGuard, Shared, Stripes};
-use crate::sync::AtomicU64;
 use crate::table::Table;
 
 pub(crate) struct RawFilter<F, const B: usize> {
@@ -357,7 +356,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for RawFilter<F, B> {
     }
 
     #[inline(always)]
-    fn group(&self, (): (), bucket: usize) -> (&[AtomicU64], usize) {
+    fn group(&self, (): (), bucket: usize) -> Group<'_> {
         self.table.group(bucket)
     }
 

@@ -49,7 +49,7 @@ use super::record::{Arm, EraRecord, Pinned, Records, Spot};
 use super::scheme::{Era, Key, Pairing, Scheme};
 use super::stash::{STASH_KEYS, Stash};
 use crate::engine::{
-    self, EraKind, FirstPass, Growth, Layout, Located, Overflow, Placement, Stale,
+    self, EraKind, FirstPass, Group, Growth, Layout, Located, Overflow, Placement, Stale,
 };
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, Pair, SlotMask};
@@ -1434,7 +1434,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     }
 
     #[inline(always)]
-    fn group<'a>(&'a self, record: Pinned<'a, F, B>, spot: Spot) -> (&'a [AtomicU64], usize) {
+    fn group<'a>(&'a self, record: Pinned<'a, F, B>, spot: Spot) -> Group<'a> {
         self.bucket_at(record, spot)
     }
 

@@ -337,12 +337,7 @@ impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
     /// nothing checked, since a hint may point anywhere (null past the era's rows).
     #[inline(always)]
     pub(crate) fn row_address(self, spot: Spot) -> *const AtomicU64 {
-        let first = match self.arm {
-            Arm::Any => self.record.era == 0,
-            Arm::First => true,
-            Arm::Later => false,
-        };
-        if first {
+        if self.is_first() {
             return self.record.own_words().as_ptr();
         }
         let rows = &self.record.directory.rows;
@@ -354,12 +349,17 @@ impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
     /// As [`EraRecord::bucket_in`], with the era's test folded where the kind is known.
     #[inline(always)]
     pub(crate) fn bucket(self, spot: Spot) -> (&'a [AtomicU64], usize) {
-        let first = match self.arm {
+        self.record.bucket_in(spot, self.is_first())
+    }
+
+    /// Whether the record is the first, era 0's: a constant where the kind is known.
+    #[inline(always)]
+    fn is_first(self) -> bool {
+        match self.arm {
             Arm::Any => self.record.era == 0,
             Arm::First => true,
             Arm::Later => false,
-        };
-        self.record.bucket_in(spot, first)
+        }
     }
 }
 
