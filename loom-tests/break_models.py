@@ -403,20 +403,30 @@ MUTATIONS = {
         "a stripe's split rewrites its buckets outside its seqlock window (marking it split after)",
         "src/expand/engine.rs",
         """        record.stripes.split_window::<A>(&[stripe], || {
-            let mut word = stripe as u64;
-            while word * Self::PER_WORD < parents {
-                for k in 0..Self::PER_WORD {
-                    voids += self.split_bucket(record, word * Self::PER_WORD + k);
-                }
-                word += stride;
+            let mut bucket = stripe as u64 * Self::PER_WORD;
+            let mut spot = self.spot_of(bucket);
+            while bucket < parents {
+                voids += self.split_group(record, spot);
+                bucket += step;
+                let base = u64::from(spot.base) + columns;
+                let carry = u64::from(base >= self.base_buckets);
+                spot = Spot {
+                    base: (base - carry * self.base_buckets) as u32,
+                    t: (u64::from(spot.t) + rows + carry) as u32,
+                };
             }
         });""",
-        """        let mut word = stripe as u64;
-        while word * Self::PER_WORD < parents {
-            for k in 0..Self::PER_WORD {
-                voids += self.split_bucket(record, word * Self::PER_WORD + k);
-            }
-            word += stride;
+        """        let mut bucket = stripe as u64 * Self::PER_WORD;
+        let mut spot = self.spot_of(bucket);
+        while bucket < parents {
+            voids += self.split_group(record, spot);
+            bucket += step;
+            let base = u64::from(spot.base) + columns;
+            let carry = u64::from(base >= self.base_buckets);
+            spot = Spot {
+                base: (base - carry * self.base_buckets) as u32,
+                t: (u64::from(spot.t) + rows + carry) as u32,
+            };
         }
         record.stripes.split_window::<A>(&[stripe], || {});""",
     ),

@@ -312,32 +312,6 @@ impl<F: Fingerprint, const B: usize> Table<F, B> {
         word.store(new, order);
     }
 
-    /// Stores `codes` as the whole bucket `sub` of word group `words`: each of its words
-    /// written once (a word it shares with a neighbour keeps the neighbour's bits).
-    #[inline(always)]
-    pub(crate) fn group_store_bucket(
-        words: &[AtomicU64],
-        sub: usize,
-        codes: [u64; B],
-        order: Ordering,
-    ) {
-        let (_, shift) = Self::slot_position(sub, 0);
-        let mut new = [0u64; 4];
-        for (slot, &code) in codes.iter().enumerate() {
-            let bit = shift as usize + slot * F::BITS as usize;
-            new[bit / 64] |= code << (bit % 64);
-        }
-        if Self::BUCKET_BITS >= 64 {
-            for (k, &value) in new.iter().enumerate().take(Self::WORDS_PER_BUCKET) {
-                words[k].store(value, order);
-            }
-        } else {
-            let mask = ((1u64 << Self::BUCKET_BITS) - 1) << shift;
-            let old = words[0].load(Ordering::Relaxed);
-            words[0].store((old & !mask) | new[0], order);
-        }
-    }
-
     /// Buckets `sub1` of group `words1` and `sub2` of group `words2` laid out as a
     /// [`Pair`] (the rule of [`pair_of_words`](Self::pair_of_words), given virtual bucket
     /// numbers: the first within word group 0, the second within the next).
@@ -519,10 +493,8 @@ mod tests {
         }
     }
 
-    /// Writes random fingerprints slot by slot, and now and then a whole bucket at once
-    /// (`group_store_bucket`, a split's store, which must keep a neighbour sharing its
-    /// word), and reads them back every way the filter does: by slot, by bucket and as a
-    /// pair.
+    /// Writes random fingerprints slot by slot and reads them back every way the filter
+    /// does: by slot, by bucket and as a pair.
     fn round_trip<F: Fingerprint, const B: usize>() {
         let buckets = 10;
         let table = Table::<F, B>::with_words(buckets, []).unwrap();
@@ -530,17 +502,10 @@ mod tests {
         let mut model = vec![[0u64; B]; buckets];
         for _ in 0..500 {
             let bucket = rng.usize(0..buckets);
-            if rng.u8(..8) == 0 {
-                let codes = std::array::from_fn(|_| rng.u64(0..=Table::<F, B>::SLOT_MASK));
-                let (words, sub) = table.group(bucket);
-                Table::<F, B>::group_store_bucket(words, sub, codes, Ordering::Relaxed);
-                model[bucket] = codes;
-            } else {
-                let slot = rng.usize(0..B);
-                let fp = rng.u64(0..=Table::<F, B>::SLOT_MASK);
-                table.set_slot(bucket, slot, fp);
-                model[bucket][slot] = fp;
-            }
+            let slot = rng.usize(0..B);
+            let fp = rng.u64(0..=Table::<F, B>::SLOT_MASK);
+            table.set_slot(bucket, slot, fp);
+            model[bucket][slot] = fp;
             for (b, expected) in model.iter().enumerate() {
                 assert_eq!(&table.load_bucket(b), expected, "bucket {b}");
                 for (s, &fp) in expected.iter().enumerate() {

@@ -912,15 +912,24 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             return;
         }
         let parents = self.buckets(record.era - 1);
-        let stride = record.stripes.len() as u64;
+        // The stripe's word groups lie `stride` groups apart; each one's first bucket
+        // is stepped along as a spot, where a division found each (a split's most
+        // costly instruction).
+        let step = record.stripes.len() as u64 * Self::PER_WORD;
+        let (rows, columns) = (step / self.base_buckets, step % self.base_buckets);
         let mut voids = 0;
         record.stripes.split_window::<A>(&[stripe], || {
-            let mut word = stripe as u64;
-            while word * Self::PER_WORD < parents {
-                for k in 0..Self::PER_WORD {
-                    voids += self.split_bucket(record, word * Self::PER_WORD + k);
-                }
-                word += stride;
+            let mut bucket = stripe as u64 * Self::PER_WORD;
+            let mut spot = self.spot_of(bucket);
+            while bucket < parents {
+                voids += self.split_group(record, spot);
+                bucket += step;
+                let base = u64::from(spot.base) + columns;
+                let carry = u64::from(base >= self.base_buckets);
+                spot = Spot {
+                    base: (base - carry * self.base_buckets) as u32,
+                    t: (u64::from(spot.t) + rows + carry) as u32,
+                };
             }
         });
         record.stripes.add_count(stripe, voids);
@@ -929,38 +938,45 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         A::count_down(&self.control.unsplit);
     }
 
-    /// Moves every code of bucket `parent` (of the era before `record`'s) to `parent` or
-    /// its child, each keeping its slot; a void goes to both. Returns the voids.
+    /// Moves every code of the word group at `spot` (its bucket and, for 4-byte buckets,
+    /// the one sharing its word; of the era before `record`'s) to its bucket or that
+    /// bucket's child, each keeping its slot; a void goes to both. Returns the voids.
     ///
-    /// Both buckets are computed whole and each stored once, the child first (so that
-    /// every code is in one of them at every instant, as in a kick move): a store per
-    /// moved code and another per cleared one cost a grown fill 9 instructions per insert
-    /// more (callgrind, 943,718 keys from capacity 921). The child is empty: its stripe
-    /// is unsplit, and writers split a stripe before they write to it.
-    fn split_bucket(&self, record: Pinned<'_, F, B>, parent: u64) -> isize {
+    /// A word at a time ([`BucketSplit::word`]), each word stored once, the children
+    /// first (so that every code is in one of its buckets at every instant, as in a kick
+    /// move): a store per moved code and another per cleared one cost a grown fill 9
+    /// instructions per insert more (callgrind, 943,718 keys from capacity 921). The
+    /// children are empty: their stripe is unsplit, and writers split a stripe before
+    /// they write to it.
+    fn split_group(&self, record: Pinned<'_, F, B>, spot: Spot) -> isize {
         let era = record.era - 1;
-        let spot = self.spot_of(parent);
         let child = Spot {
             base: spot.base,
             t: spot.t | (1 << era),
         };
-        let (parents, p) = record.bucket(spot);
-        let (children, c) = record.bucket(child);
-        let codes = Table::<F, B>::group_bucket(parents, p);
-        let (mut lower, mut upper) = ([0u64; B], [0u64; B]);
+        let (parents, _) = record.bucket(spot);
+        let (children, _) = record.bucket(child);
+        let split = self.scheme().bucket_split(u64::from(spot.base), era);
+        let words = Table::<F, B>::WORDS_PER_BUCKET;
+        // (the word, its lower half, its upper half); a table that doubles has buckets
+        // of one or two words (`SUPPORTED`).
+        let mut halves = [(0, 0, 0); 2];
         let mut voids = 0;
-        let at = (u64::from(spot.base), u64::from(spot.t));
-        for (slot, &code) in codes.iter().enumerate() {
-            let (stays, moves, void) = self.scheme().split_lanes(at, code as u32, era);
-            lower[slot] = u64::from(stays);
-            upper[slot] = u64::from(moves);
-            voids += isize::from(void);
+        for (k, half) in halves.iter_mut().enumerate().take(words) {
+            let word = parents[k].load(Ordering::Relaxed);
+            let (lower, upper, void) = split.word(word, F::BITS);
+            voids += void as isize;
+            *half = (word, lower, upper);
         }
-        if upper != [0; B] {
-            Table::<F, B>::group_store_bucket(children, c, upper, Ordering::Relaxed);
+        for (k, &(_, _, upper)) in halves.iter().enumerate().take(words) {
+            if upper != 0 {
+                children[k].store(upper, Ordering::Relaxed);
+            }
         }
-        if lower != codes {
-            Table::<F, B>::group_store_bucket(parents, p, lower, Ordering::Relaxed);
+        for (k, &(word, lower, _)) in halves.iter().enumerate().take(words) {
+            if lower != word {
+                parents[k].store(lower, Ordering::Relaxed);
+            }
         }
         voids
     }

@@ -42,7 +42,7 @@ pub(crate) fn stream_window(hash: u64, start: u32) -> u32 {
 }
 
 /// What a stored code becomes when its table doubles: the reference model's form (the
-/// engine splits a bucket's codes as lanes, [`Scheme::split_lanes`]).
+/// engine splits a table word's codes at once, [`BucketSplit::word`]).
 #[cfg(any(test, feature = "test-hooks"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Split {
@@ -486,34 +486,33 @@ impl Scheme {
 
     /// `split_at` (the reference model's) as the codes a slot holds after the split,
     /// in the lower half and in the upper (0: none), and whether the code was a void
-    /// (a copy in both), computed with no branch on the code: a split meets codes of
-    /// either half at random, and its branch on the outcome cost a grown fill 0.4
-    /// mispredictions an insert. An empty slot (`code` 0) gives `(0, 0, false)`.
-    #[inline(always)]
+    /// (a copy in both). For one code; a bucket's split works out its
+    /// [`BucketSplit`] once for all of its codes.
+    #[cfg(test)]
     pub(crate) fn split_lanes(&self, spot: (u64, u64), code: u32, era: Era) -> (u32, u32, bool) {
-        let present = code != 0;
-        let void = era != 0 && code == 1;
-        let moved = if era == 0 {
-            (code >> 1) | (1 << (self.bits - 1))
-        } else {
-            code >> 1
-        };
-        // The same for every slot of the bucket: a branch that predicts itself.
-        let flip = if self.pairing == Pairing::SharedCode && spot.0 >= self.base / 2 {
-            // `max(1)`: an empty slot's code has no delimiter (its lanes are masked).
-            let (_, stream, _) = self.known_stream(spot, code.max(1), era);
-            (self.round_mask(stream) >> era) & 1
-        } else {
-            0
-        };
-        let up = (code ^ flip) & 1 != 0;
-        let mask = |keep: bool| 0u32.wrapping_sub(u32::from(keep));
-        let value = (code & mask(void)) | (moved & !mask(void));
-        (
-            value & mask(present & (void | !up)),
-            value & mask(present & (void | up)),
-            present & void,
-        )
+        self.bucket_split(spot.0, era).lanes(code)
+    }
+
+    /// What splitting any code of a bucket of era `era` whose base bucket is
+    /// `base_bucket` takes: the tests and shifts that are the same for all its codes.
+    #[inline(always)]
+    pub(crate) fn bucket_split(&self, base_bucket: u64, era: Era) -> BucketSplit {
+        let a_bits = feistel_address_bits(self.bits);
+        // `H(R)` has `a_bits` bits: from era `a_bits` on, its bit for the era is 0.
+        let flips =
+            self.pairing == Pairing::SharedCode && base_bucket >= self.base / 2 && era < a_bits;
+        BucketSplit {
+            later: era != 0,
+            delimiter: if era == 0 { 1 << (self.bits - 1) } else { 0 },
+            // Below `a_bits`, `R` (the stream's bits from `a_bits` to `bits`) lies in the
+            // code wholly, below its delimiter (a code of era `d` knows `bits − d` bits
+            // or more): found with a shift, where the code's known stream would need its
+            // delimiter found.
+            r_shift: a_bits.saturating_sub(era),
+            r_mask: low_bits(self.bits - a_bits),
+            h_shift: (32 - a_bits + era).min(31),
+            flip_mask: u32::from(flips),
+        }
     }
 
     /// [`split`](Self::split) of `code` stored in the bucket at `spot`: in a
@@ -540,6 +539,85 @@ impl Scheme {
     }
 }
 
+/// [`Scheme::bucket_split`]: a bucket's split, each code of it a few instructions
+/// with no branch on the code (a split meets codes of either half at random, and its
+/// branch on the outcome cost a grown fill 0.4 mispredictions an insert).
+#[derive(Clone, Copy)]
+pub(crate) struct BucketSplit {
+    /// A void (code 1) exists from era 1 on.
+    later: bool,
+    /// The delimiter an era-0 code gains as it moves (0 from era 1 on: it has one).
+    delimiter: u32,
+    r_shift: u32,
+    r_mask: u32,
+    /// `H(R)`'s bit for this era is bit 0 of `(R · K) >> h_shift` ([`Scheme::round_mask`]).
+    h_shift: u32,
+    /// 1 in a side-2 bucket of a shared-code scheme, whose descendant bits are
+    /// the stream's xor `H(R)`'s; else 0.
+    flip_mask: u32,
+}
+
+impl BucketSplit {
+    /// The code a slot holding `code` has after the split in the lower half and in
+    /// the upper (0: none), and whether `code` was a void (a copy in both). An empty
+    /// slot (`code` 0) gives `(0, 0, false)`. `code` is one a table of the era holds
+    /// (it knows its stream's first block: see [`bucket_split`](Scheme::bucket_split));
+    /// any other goes to one half or both, without a panic. The reference for
+    /// [`word`](Self::word), which the engine uses.
+    #[cfg(test)]
+    pub(crate) fn lanes(&self, code: u32) -> (u32, u32, bool) {
+        let r = (code >> self.r_shift) & self.r_mask;
+        let flip = (r.wrapping_mul(0x9E37_79B9) >> self.h_shift) & self.flip_mask;
+        let up = (code ^ flip) & 1;
+        let present = u32::from(code != 0);
+        let void = u32::from(self.later & (code == 1));
+        // A void (1, from era 1 on, with no delimiter to add) stays 1; an empty slot
+        // stays empty.
+        let value = ((code >> 1) | (self.delimiter & 0u32.wrapping_sub(present))) | void;
+        let lower = present & (void | (up ^ 1));
+        let upper = present & (void | up);
+        (
+            value & 0u32.wrapping_sub(lower),
+            value & 0u32.wrapping_sub(upper),
+            void != 0,
+        )
+    }
+
+    /// `lanes` (the tests' reference) of every lane of a table word, lanes of `bits` bits (8
+    /// or 16), all at once: the word's codes in the lower half and in the upper, and
+    /// the voids among them. A lane a few instructions, where one at a time took 40
+    /// (the bucket's codes taken apart and put together again); only a side-2 bucket's
+    /// flips take each lane alone (`H` is a multiply).
+    #[inline(always)]
+    pub(crate) fn word(&self, word: u64, bits: u32) -> (u64, u64, u32) {
+        let ones = (1u64 << bits) - 1;
+        let lsb = u64::MAX / ones;
+        let high = lsb << (bits - 1);
+        let low = !high;
+        // The top bit of each lane of `x` that is not 0 (no carry leaves a lane).
+        let nonzero = |x: u64| (((x & low).wrapping_add(low)) | x) & high;
+        let present = nonzero(word) >> (bits - 1);
+        let void =
+            (!nonzero(word ^ lsb) >> (bits - 1)) & lsb & 0u64.wrapping_sub(u64::from(self.later));
+        let mut flips = 0;
+        if self.flip_mask != 0 {
+            for lane in (0..64).step_by(bits as usize) {
+                let r = (word >> (lane + self.r_shift)) as u32 & self.r_mask;
+                flips |= u64::from((r.wrapping_mul(0x9E37_79B9) >> self.h_shift) & 1) << lane;
+            }
+        }
+        let up = (word ^ flips) & lsb;
+        let delimiters =
+            (present << (bits - 1)) & 0u64.wrapping_sub(u64::from(self.delimiter != 0));
+        let value = ((word >> 1) & low) | delimiters | void;
+        let lower = (present & (void | (up ^ lsb))).wrapping_mul(ones);
+        let upper = (present & (void | up)).wrapping_mul(ones);
+        // The voids summed into the top lane (no `popcnt` in a baseline x86-64 build).
+        let voids = void.wrapping_mul(lsb) >> (64 - bits);
+        (value & lower, value & upper, voids as u32)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,52 +632,96 @@ mod tests {
         all
     }
 
-    #[test]
-    fn split_lanes_agree_with_split_at_for_every_code_of_both_halves() {
-        let mut rng = fastrand::Rng::with_seed(7);
+    /// A code a table of era `era` holds: any non-zero `bits`-bit value at era 0; from
+    /// era 1 a void or a delimited code that knows its stream's first block (`bits −
+    /// era` bits or more under its delimiter); 0 is an empty slot.
+    fn code_of_era(rng: &mut fastrand::Rng, bits: u32, era: Era) -> u32 {
+        match rng.u8(..8) {
+            0 => 0,
+            1 if era > 0 => 1,
+            _ if era == 0 => rng.u32(1..1 << bits),
+            _ => rng.u32((1 << (bits - era)).max(2)..1 << bits),
+        }
+    }
+
+    /// Every scheme the split tests try, at each era it splits: both widths, several
+    /// base sizes, both pairings.
+    fn each_splitting_era(mut check: impl FnMut(Scheme, Era)) {
         for bits in [8, 16] {
             for base in [2, 6, 28, 264, 1000, 65_538] {
                 for pairing in [Pairing::SharedCode, Pairing::Feistel] {
                     let scheme = Scheme::with_pairing(base, bits, pairing);
                     for era in 0..scheme.max_era().min(bits - 1) {
-                        for _ in 0..400 {
-                            let spot = (rng.u64(..base), rng.u64(..1 << era));
-                            // A code of this era: any non-zero `bits`-bit value at era
-                            // 0, a delimited one from era 1; 0 is an empty slot.
-                            let code = match rng.u8(..8) {
-                                0 => 0,
-                                1 if era > 0 => 1,
-                                _ if era == 0 => rng.u32(1..1 << bits),
-                                _ => rng.u32(2..1 << (bits - 1)),
-                            };
-                            let expected = match (code, scheme.split_at(spot, code, era)) {
-                                (0, _) => (0, 0, false),
-                                (
-                                    _,
-                                    Split::One {
-                                        to_upper: false,
-                                        code,
-                                    },
-                                ) => (code, 0, false),
-                                (
-                                    _,
-                                    Split::One {
-                                        to_upper: true,
-                                        code,
-                                    },
-                                ) => (0, code, false),
-                                (_, Split::Both { code }) => (code, code, true),
-                            };
-                            assert_eq!(
-                                scheme.split_lanes(spot, code, era),
-                                expected,
-                                "bits {bits}, base {base}, {pairing:?}, era {era}, spot {spot:?}, code {code:#x}"
-                            );
-                        }
+                        check(scheme, era);
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_split_word_holds_what_its_lanes_split_one_by_one_hold() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        each_splitting_era(|scheme, era| {
+            let bits = scheme.bits;
+            for _ in 0..100 {
+                let split = scheme.bucket_split(rng.u64(..scheme.base), era);
+                let lanes: Vec<u32> = (0..64 / bits)
+                    .map(|_| code_of_era(&mut rng, bits, era))
+                    .collect();
+                let word = lanes.iter().enumerate().fold(0, |word, (k, &code)| {
+                    word | u64::from(code) << (k as u32 * bits)
+                });
+                let mut expected = (0, 0, 0);
+                for (k, &code) in lanes.iter().enumerate() {
+                    let (lower, upper, void) = split.lanes(code);
+                    let at = k as u32 * bits;
+                    expected.0 |= u64::from(lower) << at;
+                    expected.1 |= u64::from(upper) << at;
+                    expected.2 += u32::from(void);
+                }
+                assert_eq!(
+                    split.word(word, bits),
+                    expected,
+                    "{scheme:?}, era {era}, word {word:#x}"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn split_lanes_agree_with_split_at_for_every_code_of_both_halves() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        each_splitting_era(|scheme, era| {
+            let bits = scheme.bits;
+            for _ in 0..400 {
+                let spot = (rng.u64(..scheme.base), rng.u64(..1 << era));
+                let code = code_of_era(&mut rng, bits, era);
+                let expected = match (code, scheme.split_at(spot, code, era)) {
+                    (0, _) => (0, 0, false),
+                    (
+                        _,
+                        Split::One {
+                            to_upper: false,
+                            code,
+                        },
+                    ) => (code, 0, false),
+                    (
+                        _,
+                        Split::One {
+                            to_upper: true,
+                            code,
+                        },
+                    ) => (0, code, false),
+                    (_, Split::Both { code }) => (code, code, true),
+                };
+                assert_eq!(
+                    scheme.split_lanes(spot, code, era),
+                    expected,
+                    "{scheme:?}, era {era}, spot {spot:?}, code {code:#x}"
+                );
+            }
+        });
     }
 
     #[test]
