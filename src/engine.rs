@@ -393,13 +393,47 @@ pub(crate) fn read<L: Layout<B>, A: Access, R, const B: usize>(
 #[inline(always)]
 pub(crate) fn read_at<'a, L: Layout<B>, A: Access, R, const B: usize>(
     layout: &'a L,
-    _access: A,
+    access: A,
     era: L::Era<'a>,
     key: L::Key,
     probe: impl Fn(&Pair, &Located<L::Bucket>) -> R,
     is_final: impl Fn(&R) -> bool,
 ) -> R {
-    let c = layout.locate(era, key);
+    read_located(
+        layout,
+        access,
+        era,
+        key,
+        layout.locate(era, key),
+        probe,
+        is_final,
+    )
+}
+
+/// [`contains_at`] of a key located at `era` already (`c`, by a caller that fetched its
+/// buckets ahead).
+#[inline(always)]
+pub(crate) fn contains_located<'a, L: Layout<B>, A: Access, const B: usize>(
+    layout: &'a L,
+    access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+    c: Located<L::Bucket>,
+) -> bool {
+    read_located::<L, A, bool, B>(layout, access, era, key, c, L::holds, |&hit| hit)
+}
+
+/// [`read_at`] of a key located at `era` already.
+#[inline(always)]
+fn read_located<'a, L: Layout<B>, A: Access, R, const B: usize>(
+    layout: &'a L,
+    _access: A,
+    era: L::Era<'a>,
+    key: L::Key,
+    c: Located<L::Bucket>,
+    probe: impl Fn(&Pair, &Located<L::Bucket>) -> R,
+    is_final: impl Fn(&R) -> bool,
+) -> R {
     if !A::SHARED && layout.settled(era) {
         return probe(&layout.load_pair(era, &c), &c);
     }

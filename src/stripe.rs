@@ -362,10 +362,17 @@ impl Drop for AllLocked<'_> {
 }
 
 impl AllLocked<'_> {
-    /// `removed` fewer fingerprints in stripe `s`.
+    /// `removed` fewer fingerprints in stripe `s`. Wrapping, as every stripe's count
+    /// (see [`Stripes::total_count`]): a `RecentFilter`'s whole-table sweep emptied more
+    /// of one stripe's words than its count held (a debug build's subtraction overflowed,
+    /// under 64 writers on 2 cores, and the sweep's writer died holding the round that
+    /// every other writer then waited for: `tests/recent.rs`).
     pub(crate) fn count_removed(&self, s: usize, removed: usize) {
         let count = &self.stripes.writers[s].count;
-        count.store(count.load(Ordering::Relaxed) - removed, Ordering::Relaxed);
+        count.store(
+            count.load(Ordering::Relaxed).wrapping_sub(removed),
+            Ordering::Relaxed,
+        );
     }
 }
 

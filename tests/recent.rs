@@ -460,8 +460,13 @@ fn many_writers_on_small_windows_do_not_slide_early() {
     // per million inserts). The tables are sized for 92% here, as they were when that
     // was measured: at 90% (the default then; 85% now) broken paths are too rare to see
     // an insert that gives up after one round of them (mutation t22: 6 to 19 early
-    // slides in these 29 M inserts, where 30 K per thread at 90% saw none).
+    // slides in these 29 M inserts, where 30 K per thread at 90% saw none). An insert
+    // whose paths are broken `MAX_CONTENDED_ROUNDS` rounds in a row still slides early,
+    // as the README's guarantee 8 allows and counts: none in these 29 M inserts on the
+    // 2-core Xeon VM, one in 2 of 7 runs on a 2-core AMD EPYC VM (2026-11-28). So at most
+    // two, well below the mutation's six.
     let threads = 64u64;
+    let mut early_slides = Vec::new();
     for window in [230usize, 300, 500] {
         let filter = RecentFilter::builder()
             .window(window)
@@ -479,6 +484,8 @@ fn many_writers_on_small_windows_do_not_slide_early() {
             }
         });
         let stats = filter.stats();
-        assert_eq!(stats.early_slides, 0, "window {window}: {stats:?}");
+        early_slides.push((window, stats.early_slides));
     }
+    let total: u64 = early_slides.iter().map(|&(_, slides)| slides).sum();
+    assert!(total <= 2, "early slides by window: {early_slides:?}");
 }

@@ -177,6 +177,15 @@ pub(crate) enum LookupPath {
     General = 2,
 }
 
+/// A key located in a table and its buckets fetched ahead ([`ExpandTable::fetch`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Fetched<'a, F, const B: usize> {
+    key: Key,
+    record: Pinned<'a, F, B>,
+    sides: [Side; 2],
+    c: Located<Spot>,
+}
+
 pub(crate) struct ExpandTable<F, const B: usize> {
     base_buckets: u64,
     /// Era 0's record: a lookup of a table that never grew finds its stripes and its
@@ -704,19 +713,68 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// hint: a stripe not split yet is read at its parent, which may then miss).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key) {
-        // Compiled for each kind of record and, for the pairing this crate builds, with
-        // its sides, as the lookup that follows (`buckets_hold`): generic, the hint cost
-        // half a lookup's instructions.
+        self.fetch(key);
+    }
+
+    /// `key`'s buckets at the current era, located and fetched into the cache, for
+    /// [`contains_fetched`](Self::contains_fetched): a lookup over several links fetches
+    /// every link's buckets before it reads any (their misses overlap), and no link's
+    /// lookup then pins its record or locates the key again.
+    #[inline(always)]
+    pub(crate) fn fetch(&self, key: Key) -> Fetched<'_, F, B> {
         let record = self.control.records.current_by_kind(&self.first);
-        if self.pairing != Pairing::SharedCode {
-            return self.prefetch_at(record, self.sides(key));
-        }
-        let sides = self.shared_sides(key);
-        if record.arm() == Arm::First {
-            self.prefetch_at(Pinned::first(&self.first), sides);
+        let sides = if self.pairing == Pairing::SharedCode {
+            self.shared_sides(key)
         } else {
-            self.prefetch_at(record, sides);
+            self.sides(key)
+        };
+        // Compiled for each kind of record, as the lookup that follows.
+        let c = if record.arm() == Arm::First {
+            self.fetch_at(Pinned::first(record.get()), sides)
+        } else {
+            self.fetch_at(Pinned::later(record.get()), sides)
+        };
+        Fetched {
+            key,
+            record,
+            sides,
+            c,
         }
+    }
+
+    /// `sides`' buckets at `record`'s era, located and fetched.
+    #[inline(always)]
+    fn fetch_at(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) -> Located<Spot> {
+        let c = self.locate(record, sides);
+        for spot in c.buckets {
+            self.prefetch_bucket(record, spot);
+        }
+        c
+    }
+
+    /// [`contains`](Self::contains) of a key [`fetch`](Self::fetch)ed: the stash, then
+    /// the buckets located there (a doubling since is caught by the record's check,
+    /// and the key read again at the new era), compiled for each kind of record.
+    #[inline(always)]
+    pub(crate) fn contains_fetched<A: Access>(
+        &self,
+        access: A,
+        fetched: Fetched<'_, F, B>,
+    ) -> bool {
+        let Fetched {
+            key,
+            record,
+            sides,
+            c,
+        } = fetched;
+        if self.control.stash.holds(key) {
+            return true;
+        }
+        if record.arm() == Arm::First {
+            let record = Pinned::first(record.get());
+            return engine::contains_located(self, access, record, sides, c);
+        }
+        engine::contains_located(self, access, Pinned::later(record.get()), sides, c)
     }
 
     /// [`prefetch`](Self::prefetch) of `hash`'s key in a table on the
@@ -741,10 +799,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     #[inline(always)]
     fn prefetch_at(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) {
-        let c = self.locate(record, sides);
-        for spot in c.buckets {
-            self.prefetch_bucket(record, spot);
-        }
+        self.fetch_at(record, sides);
     }
 
     /// Adds a code for `key` (only if none answers for it when `unique`), doubling the
