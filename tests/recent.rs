@@ -463,7 +463,7 @@ fn many_writers_on_small_windows_do_not_slide_early() {
     // slides in these 29 M inserts, where 30 K per thread at 90% saw none). An insert
     // whose paths are broken `MAX_CONTENDED_ROUNDS` rounds in a row still slides early,
     // as the README's guarantee 8 allows and counts: none in these 29 M inserts on the
-    // 2-core Xeon VM, one in 2 of 7 runs on a 2-core AMD EPYC VM (2026-11-28). So at most
+    // 2-core Xeon VM, one in 2 of 10 runs on a 2-core AMD EPYC VM (2026-11-28). So at most
     // two, well below the mutation's six.
     let threads = 64u64;
     let mut early_slides = Vec::new();
