@@ -431,7 +431,7 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     /// located and fetched, then each link read where it was located, without a second
     /// locating (`ExpandTable::fetch`). Through the general links' loop, 453
     /// instructions a lookup (half of the keys present, `examples/instructions.rs
-    /// linked contains`); so, 368. (A batch's keys, fetched a block ahead, are read
+    /// linked contains`); so, 370. (A batch's keys, fetched a block ahead, are read
     /// link by link instead: both links located for every key measured 595
     /// instructions a key against 567.) `None` if the chain does not list two links
     /// (it cannot happen: a link is published before the count that includes it).

@@ -782,7 +782,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     pub(crate) fn prefetch_plain(&self, hash: u64) {
         let sides = self.shared_sides(self.key(hash));
-        self.prefetch_at(Pinned::first(&self.first), sides);
+        self.fetch_at(Pinned::first(&self.first), sides);
     }
 
     /// [`prefetch`](Self::prefetch) of `hash`'s key in a table on the
@@ -792,14 +792,10 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let sides = self.shared_sides(self.key(hash));
         let record = self.control.records.current_by_kind(&self.first);
         if record.arm() == Arm::First {
-            return self.prefetch_at(Pinned::first(&self.first), sides);
+            self.fetch_at(Pinned::first(&self.first), sides);
+        } else {
+            self.fetch_at(record, sides);
         }
-        self.prefetch_at(record, sides);
-    }
-
-    #[inline(always)]
-    fn prefetch_at(&self, record: Pinned<'_, F, B>, sides: [Side; 2]) {
-        self.fetch_at(record, sides);
     }
 
     /// Adds a code for `key` (only if none answers for it when `unique`), doubling the

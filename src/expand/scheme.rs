@@ -502,7 +502,6 @@ impl Scheme {
         let flips =
             self.pairing == Pairing::SharedCode && base_bucket >= self.base / 2 && era < a_bits;
         BucketSplit {
-            later: era != 0,
             delimiter: if era == 0 { 1 << (self.bits - 1) } else { 0 },
             // Below `a_bits`, `R` (the stream's bits from `a_bits` to `bits`) lies in the
             // code wholly, below its delimiter (a code of era `d` knows `bits − d` bits
@@ -544,8 +543,6 @@ impl Scheme {
 /// branch on the outcome cost a grown fill 0.4 mispredictions an insert).
 #[derive(Clone, Copy)]
 pub(crate) struct BucketSplit {
-    /// A void (code 1) exists from era 1 on.
-    later: bool,
     /// The delimiter an era-0 code gains as it moves (0 from era 1 on: it has one).
     delimiter: u32,
     r_shift: u32,
@@ -558,6 +555,13 @@ pub(crate) struct BucketSplit {
 }
 
 impl BucketSplit {
+    /// A split from era 1 on, where a code already has its delimiter and a void (code 1)
+    /// can exist.
+    #[inline(always)]
+    fn is_later(&self) -> bool {
+        self.delimiter == 0
+    }
+
     /// The code a slot holding `code` has after the split in the lower half and in
     /// the upper (0: none), and whether `code` was a void (a copy in both). An empty
     /// slot (`code` 0) gives `(0, 0, false)`. `code` is one a table of the era holds
@@ -570,7 +574,7 @@ impl BucketSplit {
         let flip = (r.wrapping_mul(0x9E37_79B9) >> self.h_shift) & self.flip_mask;
         let up = (code ^ flip) & 1;
         let present = u32::from(code != 0);
-        let void = u32::from(self.later & (code == 1));
+        let void = u32::from(self.is_later() & (code == 1));
         // A void (1, from era 1 on, with no delimiter to add) stays 1; an empty slot
         // stays empty.
         let value = ((code >> 1) | (self.delimiter & 0u32.wrapping_sub(present))) | void;
@@ -597,8 +601,9 @@ impl BucketSplit {
         // The top bit of each lane of `x` that is not 0 (no carry leaves a lane).
         let nonzero = |x: u64| (((x & low).wrapping_add(low)) | x) & high;
         let present = nonzero(word) >> (bits - 1);
-        let void =
-            (!nonzero(word ^ lsb) >> (bits - 1)) & lsb & 0u64.wrapping_sub(u64::from(self.later));
+        let void = (!nonzero(word ^ lsb) >> (bits - 1))
+            & lsb
+            & 0u64.wrapping_sub(u64::from(self.is_later()));
         let mut flips = 0;
         if self.flip_mask != 0 {
             for lane in (0..64).step_by(bits as usize) {
@@ -607,8 +612,7 @@ impl BucketSplit {
             }
         }
         let up = (word ^ flips) & lsb;
-        let delimiters =
-            (present << (bits - 1)) & 0u64.wrapping_sub(u64::from(self.delimiter != 0));
+        let delimiters = (present << (bits - 1)) & 0u64.wrapping_sub(u64::from(!self.is_later()));
         let value = ((word >> 1) & low) | delimiters | void;
         let lower = (present & (void | (up ^ lsb))).wrapping_mul(ones);
         let upper = (present & (void | up)).wrapping_mul(ones);
