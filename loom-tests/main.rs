@@ -343,6 +343,52 @@ fn kick_path_invalidated_by_concurrent_writer() {
     });
 }
 
+/// (x) A kick search reads a slot that a remove emptied after the search checked its
+/// bucket for room. Bucket 0 holds [P, X, Q, R] (X's other bucket is the empty bucket
+/// 3; P, Q and R's is bucket 1, full), and an insert of Y (buckets 0 and 1) searches
+/// while P is removed. A search that reads bucket 0 full and then P's slot empty takes
+/// the empty slot for a code whose partner is bucket 3 (empty), first of bucket 0's
+/// children; its "move" must be refused under the lock, or it counts a fingerprint out
+/// of stripe 0 and into stripe 3 with nothing moved. Every stripe's count must still be
+/// the fingerprints its bucket holds (one stripe a bucket).
+#[test]
+fn kick_search_meets_a_slot_a_remove_emptied() {
+    explore("kick search meets a slot a remove emptied", || {
+        let filter = Arc::new(filter());
+        let mut keys = Keys::new();
+        let p = keys.with_buckets(&filter, 0, 1);
+        put(&filter, p, 0);
+        put(&filter, keys.with_buckets(&filter, 0, 3), 0);
+        for _ in 0..2 {
+            put(&filter, keys.with_buckets(&filter, 0, 1), 0);
+        }
+        for _ in 0..4 {
+            put(&filter, keys.with_buckets(&filter, 1, 0), 1);
+        }
+        assert_eq!(filter.debug_bucket(0)[0], filter.debug_candidates(p).0);
+        let y = keys.with_buckets(&filter, 0, 1);
+
+        let inserter = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || filter.insert_hash(y).unwrap())
+        };
+        let remover = {
+            let filter = Arc::clone(&filter);
+            thread::spawn(move || assert!(filter.remove_hash(p)))
+        };
+        inserter.join().unwrap();
+        remover.join().unwrap();
+        assert!(filter.contains_hash(y));
+        assert_eq!(filter.len(), 8);
+        for (stripe, (counted, held)) in filter.debug_stripe_counts().into_iter().enumerate() {
+            assert_eq!(
+                counted, held,
+                "stripe {stripe} counts {counted}, holds {held}"
+            );
+        }
+    });
+}
+
 /// (o) The scene of model (a), but the lookup of X reads bucket 0 as a plain remove
 /// left it after the move: once the insert of Y has moved X to bucket 3, another thread
 /// removes P from bucket 0. That remove runs no seqlock window, so no fence of its own

@@ -268,8 +268,8 @@ pub(crate) trait Layout<const B: usize> {
     fn stripe_of(&self, era: Self::Era<'_>, bucket: Self::Bucket) -> usize;
 
     /// Where `code`, stored in `bucket`, goes when kicked, and its code there; `None`
-    /// if it cannot be moved at this era (an empty slot, or a code read without a lock
-    /// that cannot be one of this era's).
+    /// if it cannot be moved at this era (a code read without a lock that cannot be one
+    /// of this era's). An empty slot (0) may get one: the move's lock refuses it.
     fn partner(
         &self,
         era: Self::Era<'_>,

@@ -481,4 +481,10 @@ impl<F: Fingerprint, const B: usize, S: BuildHasher> CuckooFilter<F, B, S> {
     pub fn debug_bucket(&self, bucket: usize) -> Vec<u64> {
         self.raw.table.load_bucket(bucket).to_vec()
     }
+
+    /// Each stripe's count of the fingerprints in its buckets (exact while no writer is
+    /// active), beside the fingerprints its buckets hold.
+    pub fn debug_stripe_counts(&self) -> Vec<(usize, usize)> {
+        self.raw.stripe_counts()
+    }
 }

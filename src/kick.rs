@@ -351,8 +351,8 @@ fn search<'t, L: Layout<B>, A: Access, const B: usize>(
         let first_child = nodes.len();
         let slots = layout.load_bucket(era, node.bucket);
         for (slot, &code) in slots.iter().enumerate() {
-            // Read without a lock: a slot emptied or rewritten meanwhile may have no
-            // partner at this era (and the path is checked under locks).
+            // Read without a lock: a slot emptied or rewritten meanwhile has no partner
+            // at this era (and the path is checked under locks).
             let Some((bucket, _)) = layout.partner(era, node.bucket, code) else {
                 continue;
             };
@@ -410,7 +410,12 @@ fn apply<'a, L: Layout<B>, A: Access, const B: usize>(
         let guard = access.lock_pair(stripes, from_stripe, to_stripe);
         // Under a lock of `era` the era stays put (a growth holds every lock), and
         // with it the split state of both stripes, which the search made readable.
+        // A code of 0 is a slot that a remove or a move emptied after the search
+        // checked its bucket for room, and that the core's partner (no branch for it
+        // on the search's every child) carried on: its "move" would move nothing yet
+        // count a fingerprint out of one stripe and into another (loom model (x)).
         if (L::GROWS && !layout.era_unchanged(era))
+            || step.code == 0
             || layout.slot(era, step.from, step.from_slot) != step.code
             || layout.slot(era, step.to, step.to_slot) != 0
         {

@@ -230,6 +230,21 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
             .map_err(|_| InsertError::Full)
     }
 
+    /// Each stripe's count beside the fingerprints its buckets hold (see
+    /// `CuckooFilter::debug_stripe_counts`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn stripe_counts(&self) -> Vec<(usize, usize)> {
+        let mut held = vec![0; self.stripes.len()];
+        for bucket in 0..self.indexer.buckets() {
+            let codes = self.table.load_bucket(bucket);
+            held[self.stripe_of(bucket)] += codes.iter().filter(|&&code| code != 0).count();
+        }
+        held.iter()
+            .enumerate()
+            .map(|(s, &held)| (self.stripes.count(s), held))
+            .collect()
+    }
+
     /// Puts `hash`'s fingerprint into candidate bucket `bucket` (`i1` or `i2`), if it has
     /// room: lets tests and loom models lay out a table exactly.
     #[cfg(feature = "test-hooks")]

@@ -363,10 +363,10 @@ impl Drop for AllLocked<'_> {
 
 impl AllLocked<'_> {
     /// `removed` fewer fingerprints in stripe `s`. Wrapping, as every stripe's count
-    /// (see [`Stripes::total_count`]): a `RecentFilter`'s whole-table sweep emptied more
-    /// of one stripe's words than its count held (a debug build's subtraction overflowed,
-    /// under 64 writers on 2 cores, and the sweep's writer died holding the round that
-    /// every other writer then waited for: `tests/recent.rs`).
+    /// (see [`Stripes::total_count`]), and never a panic: a writer that died here would
+    /// hold the sweep's round that every other writer waits for. (A kick search that
+    /// "moved" an emptied slot once left counts one off, and a `RecentFilter`'s sweep
+    /// then subtracted more than a count held: a debug build hung, `tests/recent.rs`.)
     pub(crate) fn count_removed(&self, s: usize, removed: usize) {
         let count = &self.stripes.writers[s].count;
         count.store(

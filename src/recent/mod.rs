@@ -843,6 +843,12 @@ impl<F: Fingerprint, S: BuildHasher> RecentFilter<F, S> {
         (c.fp, c.i1, c.i2)
     }
 
+    /// Each stripe's count beside the fingerprints its buckets hold, as
+    /// `CuckooFilter::debug_stripe_counts` (forgotten ones included until swept).
+    pub fn debug_stripe_counts(&self) -> Vec<(usize, usize)> {
+        self.raw.stripe_counts()
+    }
+
     /// `(slides, forgetting)` of [`stats`](Self::stats), without the table's figures
     /// (which sum every stripe): cheap enough to call after every insert.
     pub fn debug_window(&self) -> (u64, bool) {
