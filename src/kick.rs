@@ -351,8 +351,8 @@ fn search<'t, L: Layout<B>, A: Access, const B: usize>(
         let first_child = nodes.len();
         let slots = layout.load_bucket(era, node.bucket);
         for (slot, &code) in slots.iter().enumerate() {
-            // Read without a lock: a slot emptied or rewritten meanwhile has no partner
-            // at this era (and the path is checked under locks).
+            // Read without a lock: a slot emptied or rewritten meanwhile may have no
+            // partner at this era (and the path is checked under locks).
             let Some((bucket, _)) = layout.partner(era, node.bucket, code) else {
                 continue;
             };

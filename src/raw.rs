@@ -241,7 +241,7 @@ impl<F: Fingerprint, const B: usize> RawFilter<F, B> {
         }
         held.iter()
             .enumerate()
-            .map(|(s, &held)| (self.stripes.count(s), held))
+            .map(|(stripe, &codes)| (self.stripes.count(stripe), codes))
             .collect()
     }
 

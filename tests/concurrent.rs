@@ -271,8 +271,8 @@ fn concurrent_inserts_and_removes_keep_len_exact() {
 /// the 2-core VM this test saw dozens of stripes off in each of 3 runs without the fix.
 #[test]
 fn stripe_counts_match_their_buckets_while_kicks_race_removes() {
-    // 256 buckets of 4 slots, a stripe each, held near 95% full by writers that each
-    // insert a key and remove their oldest.
+    // 256 buckets of 4 slots, a stripe each, held near 94% full (960 keys) by writers
+    // that each insert a key and remove their oldest.
     let filter = CuckooFilter::<u16, 4>::builder()
         .buckets(256)
         .stripes(256)
@@ -285,7 +285,8 @@ fn stripe_counts_match_their_buckets_while_kicks_race_removes() {
             let filter = &filter;
             s.spawn(move || {
                 for i in 0..200_000u64 {
-                    // A failed insert changes nothing, and the key is not removed later.
+                    // A failed insert changes nothing; the later remove of its key finds
+                    // none (or a colliding fingerprint), and the counts stay true either way.
                     let _ = filter.insert(&(t, i));
                     if i >= live_per_writer {
                         filter.remove(&(t, i - live_per_writer));
