@@ -333,8 +333,8 @@ MUTATIONS = {
         "tests/recent.rs::many_writers_on_small_windows_do_not_slide_early",
         "a RecentFilter insert whose kick paths other writers keep breaking forgets a generation after one round",
         "src/recent/mod.rs",
-        """                if no_path || contended_rounds >= MAX_CONTENDED_ROUNDS {""",
-        """                if no_path || contended_rounds < MAX_CONTENDED_ROUNDS {""",
+        """                if no_paths >= NO_PATH_SEARCHES || contended_rounds >= MAX_CONTENDED_ROUNDS {""",
+        """                if no_paths >= NO_PATH_SEARCHES || contended_rounds < MAX_CONTENDED_ROUNDS {""",
     ),
     "t1": (
         "tests/format.rs::snapshots_under_concurrent_writers_hold_every_acknowledged_key_once",
