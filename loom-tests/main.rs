@@ -350,7 +350,9 @@ fn kick_path_invalidated_by_concurrent_writer() {
 /// the empty slot for a code whose partner is bucket 3 (empty), first of bucket 0's
 /// children; its "move" must be refused under the lock, or it counts a fingerprint out
 /// of stripe 0 and into stripe 3 with nothing moved. Every stripe's count must still be
-/// the fingerprints its bucket holds (one stripe a bucket).
+/// the fingerprints its bucket holds (one stripe a bucket). The scene is
+/// [`kick_move_scene`]'s with P and X swapped, on purpose: there X's real child, also
+/// bucket 3, comes first and the emptied slot's is never reached.
 #[test]
 fn kick_search_meets_a_slot_a_remove_emptied() {
     explore("kick search meets a slot a remove emptied", || {
