@@ -22,7 +22,7 @@
 //!   nobody touched.
 //! - **A doubling** (an insert that finds no kick path, three quarters full, at most one
 //!   per insert, or at any load with the stash full; or, earlier, an insert that kicked
-//!   and left the table more than 95% full: `grow_if_loaded`): under the growth lock it
+//!   and left the table more than 95% full at era 0, 92.5% later: `grow_if_loaded`): under the growth lock it
 //!   splits whatever is left of the current era,
 //!   allocates the next segment and the next era's stripes, and then, holding every
 //!   stripe lock of the current record, carries each stripe's count over and publishes
@@ -76,15 +76,19 @@ const MAX_DOUBLINGS_PER_INSERT: usize = 1;
 /// number, not a stripe, so that the model (`model.rs`) takes the same decision.
 pub(crate) const GAUGE_BUCKETS: u64 = 512;
 
-/// Whether a table holding `codes` codes in `slots` slots doubles after a kick (one
-/// that [`GAUGE_BUCKETS`] picks), without waiting for a kick search to fail: above 95%
-/// (the load a first table is sized for, so a filter filled to its capacity never
-/// doubles early). Past it a kick search costs an insert thousands of instructions, and
-/// the failed one that would end the era reads its whole tree (module docs of
-/// `expand/mod.rs`, "When a table doubles").
+/// Whether a table at `era` holding `codes` codes in `slots` slots doubles after a kick
+/// (one that [`GAUGE_BUCKETS`] picks), without waiting for a kick search to fail: at
+/// era 0 above 95% (the load a first table is sized for, so a filter filled to its
+/// capacity never doubles early), later above 92.5%. Past these a kick search costs an
+/// insert thousands of instructions, and the failed one that would end the era reads
+/// its whole tree (module docs of `expand/mod.rs`, "When a table doubles").
 #[inline]
-pub(crate) const fn loaded_to_double(codes: usize, slots: usize) -> bool {
-    codes.saturating_mul(20) > slots.saturating_mul(19)
+pub(crate) const fn loaded_to_double(era: Era, codes: usize, slots: usize) -> bool {
+    if era == 0 {
+        codes.saturating_mul(20) > slots.saturating_mul(19)
+    } else {
+        codes.saturating_mul(40) > slots.saturating_mul(37)
+    }
 }
 
 /// One side of a key: its base bucket, the stream its descendants are read from, and
@@ -1059,6 +1063,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     fn grow_if_loaded<A: Access>(&self, access: A, record: Pinned<'_, F, B>) {
         if record.era < self.max_era
             && loaded_to_double(
+                record.era,
                 record.stripes.total_count(),
                 self.buckets(record.era) as usize * B,
             )
@@ -1653,7 +1658,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// most one per insert (see "Adversarial keys" in the module docs), the stash
     /// taking the keys it spends none on; with the stash full, a doubling whatever the
     /// load ("Duplicates"). Distinct keys rarely get here: the table doubles above 95%
-    /// after a kick first (`grow_if_loaded`).
+    /// (92.5% past era 0) after a kick first (`grow_if_loaded`).
     #[inline(always)]
     fn grow<A: Access>(&self, access: A, record: Pinned<'_, F, B>, doublings: usize) -> Growth {
         // Another thread may have grown the table since this search began: look again

@@ -17,7 +17,7 @@ fn max_moves(slots: usize) -> usize {
 }
 
 /// A table of `buckets(era) × slots` codes that doubles when an insert finds no room,
-/// or (as the engine does) after a kick above 95% load.
+/// or (as the engine does) after a kick above 95% load at era 0, 92.5% later.
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct ExpandModel {
@@ -38,7 +38,7 @@ pub struct ExpandModel {
     /// three quarters full unless the stash is full, the stash taking a key it spends no
     /// doubling on.
     always_doubles: bool,
-    /// Whether the table doubles after a kick above 95% load as the engine does
+    /// Whether the table doubles after a kick above 95% load (92.5% past era 0) as the engine does
     /// (`ExpandTable::grow_if_loaded`), rather than only when an insert finds no room
     /// (the scheme's limit, which `examples/expand_sim.rs` measures).
     doubles_early: bool,
@@ -201,7 +201,8 @@ impl ExpandModel {
     }
 
     /// Adds a copy of `hash`, doubling the table when no kick path frees a slot, or
-    /// after a kick that left it more than 95% full (see `doubles_early`).
+    /// after a kick that left it more than 95% full, 92.5% past era 0 (see
+    /// `doubles_early`).
     ///
     /// # Errors
     ///
@@ -251,13 +252,13 @@ impl ExpandModel {
     }
 
     /// The engine's early doubling (`ExpandTable::grow_if_loaded`, asked by a kick from
-    /// one of the first `GAUGE_BUCKETS` buckets): above 95% load the table doubles
+    /// one of the first `GAUGE_BUCKETS` buckets): above 95% load (92.5% past era 0) the table doubles
     /// after a kick rather than when a kick search fails.
     fn double_if_loaded(&mut self, first_bucket: u64) {
         if self.doubles_early
             && !self.always_doubles
             && first_bucket < GAUGE_BUCKETS
-            && loaded_to_double(self.len, self.codes.len())
+            && loaded_to_double(self.era, self.len, self.codes.len())
         {
             self.double();
         }
