@@ -226,6 +226,8 @@ impl<F: Fingerprint, const B: usize, H: Iterator<Item = u64>> std::iter::FusedIt
 
 /// A stream of hashes handed out `ahead` keys after each was passed to `prefetch`: the
 /// growable filter's pipeline, whose lookups locate a key anew at the era they read.
+/// `prefetch` takes the hashes a block at a time (one at a time through `next`), so
+/// that it can decide how to fetch them once a block.
 pub(crate) struct FetchedAhead<I, P> {
     hashes: I,
     prefetch: P,
@@ -236,7 +238,7 @@ pub(crate) struct FetchedAhead<I, P> {
     ahead: usize,
 }
 
-impl<I: Iterator<Item = u64>, P: FnMut(u64)> FetchedAhead<I, P> {
+impl<I: Iterator<Item = u64>, P: FnMut(&[u64])> FetchedAhead<I, P> {
     /// `ahead` at most [`BLOCK`]; 0 hands each hash out as it comes, unfetched.
     pub(crate) fn new(hashes: I, ahead: usize, prefetch: P) -> Self {
         Self {
@@ -250,7 +252,7 @@ impl<I: Iterator<Item = u64>, P: FnMut(u64)> FetchedAhead<I, P> {
     }
 }
 
-impl<I: Iterator<Item = u64>, P: FnMut(u64)> Iterator for FetchedAhead<I, P> {
+impl<I: Iterator<Item = u64>, P: FnMut(&[u64])> Iterator for FetchedAhead<I, P> {
     type Item = u64;
 
     #[inline]
@@ -262,7 +264,7 @@ impl<I: Iterator<Item = u64>, P: FnMut(u64)> Iterator for FetchedAhead<I, P> {
             let Some(hash) = self.hashes.next() else {
                 break;
             };
-            (self.prefetch)(hash);
+            (self.prefetch)(std::slice::from_ref(&hash));
             self.ring[(self.head + self.waiting) % BLOCK] = hash;
             self.waiting += 1;
         }
@@ -297,13 +299,13 @@ impl<I: Iterator<Item = u64>, P: FnMut(u64)> Iterator for FetchedAhead<I, P> {
             while fetched < self.ahead && !exhausted {
                 match self.hashes.next() {
                     Some(hash) => {
-                        (self.prefetch)(hash);
                         blocks[current ^ 1][fetched] = hash;
                         fetched += 1;
                     }
                     None => exhausted = true,
                 }
             }
+            (self.prefetch)(&blocks[current ^ 1][..fetched]);
             for &hash in &blocks[current][..len] {
                 acc = g(acc, hash);
             }
@@ -327,7 +329,7 @@ mod tests {
         for ahead in [0, 1, 5, BLOCK, BLOCK + 3] {
             for n in [0u64, 1, 7, 16, 17, 100] {
                 for taken in [usize::MAX, 0, 1, 3] {
-                    let fetched = std::cell::RefCell::new(Vec::new());
+                    let fetched = std::cell::RefCell::new(Vec::<u64>::new());
                     let lead = ahead.min(BLOCK) as u64;
                     let check = |h: u64, exact: bool| {
                         if lead > 0 {
@@ -337,7 +339,7 @@ mod tests {
                         }
                     };
                     let mut hashes =
-                        FetchedAhead::new(0..n, ahead, |h| fetched.borrow_mut().push(h));
+                        FetchedAhead::new(0..n, ahead, |h: &[u64]| fetched.borrow_mut().extend(h));
                     let mut out: Vec<u64> = hashes
                         .by_ref()
                         .take(taken)

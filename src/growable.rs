@@ -82,6 +82,9 @@ const FIRST_LOAD: f64 = 0.95;
 /// assert!((5_000..10_000u64).all(|key| filter.contains(&key))); // nothing else lost
 /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
 /// ```
+// `repr(C)`, the chain first: a lookup's `&self` is then its first table's, with no
+// offset to add before the jump to that table's plain lookup (`contains_plain`).
+#[repr(C)]
 pub struct GrowableCuckooFilter<F = u16, const B: usize = 4, S = DefaultHashBuilder> {
     pub(crate) chain: Chain<F, B>,
     /// The sub-filters of a chain this filter was decoded from (`legacy.rs`), if any.
@@ -303,15 +306,17 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
         } else {
             0
         };
-        FetchedAhead::new(hashes.into_iter(), ahead, |hash| self.chain.prefetch(hash))
-            .map(move |hash| {
-                if ahead > 0 {
-                    self.chain.contains_fetched(Shared, hash)
-                } else {
-                    self.contains_unfetched(hash)
-                }
-            })
-            .fuse()
+        FetchedAhead::new(hashes.into_iter(), ahead, |hashes: &[u64]| {
+            self.chain.prefetch_many(hashes)
+        })
+        .map(move |hash| {
+            if ahead > 0 {
+                self.chain.contains_fetched(Shared, hash)
+            } else {
+                self.contains_unfetched(hash)
+            }
+        })
+        .fuse()
     }
 
     /// One key of a batch that is not fetched ahead. Out of line, so that the pipelined

@@ -171,6 +171,8 @@ struct Control<F, const B: usize> {
     later_links: LaterSegments<ExpandTable<F, B>>,
 }
 
+/// `repr(C)` with the first link first (see `GrowableCuckooFilter`).
+#[repr(C)]
 pub(crate) struct Chain<F, const B: usize> {
     /// The first link; the later ones are in `control` ([`links`](Self::links)).
     first_link: ExpandTable<F, B>,
@@ -450,6 +452,23 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
     fn first_contains<A: Access>(&self, access: A, hash: u64) -> bool {
         let first = self.links().get(0);
         first.is_some_and(|table| table.contains(access, table.key(hash)))
+    }
+
+    /// [`prefetch`](Self::prefetch) of each of `hashes`, the lookup path read once for
+    /// them all: a hint, so a path that changes meanwhile costs nothing but a fetch.
+    #[inline]
+    pub(crate) fn prefetch_many(&self, hashes: &[u64]) {
+        match self.path() {
+            (table, LookupPath::NeverGrew) => {
+                hashes.iter().for_each(|&hash| table.prefetch_plain(hash));
+            }
+            (table, LookupPath::Grown) => {
+                hashes
+                    .iter()
+                    .for_each(|&hash| table.prefetch_plain_grown(hash));
+            }
+            (_, LookupPath::General) => hashes.iter().for_each(|&hash| self.prefetch(hash)),
+        }
     }
 
     /// Starts fetching `hash`'s buckets in every link into the cache (a hint).

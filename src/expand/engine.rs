@@ -671,7 +671,28 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[inline(always)]
     fn first_holds<A: Access>(&self, access: A, key: Key) -> bool {
         let sides = self.shared_sides(key);
-        engine::contains_at(self, access, Pinned::first(&self.first), sides)
+        engine::read_at(
+            self,
+            access,
+            Pinned::first(&self.first),
+            sides,
+            Self::holds_first,
+            |&hit| hit,
+        )
+    }
+
+    /// [`Layout::holds`] for a lookup pinned at era 0 with shared codes: there both
+    /// buckets hold era-0 codes and the key's two codes are one, as the compiler sees,
+    /// so the test is the core filter's any-lane compare (2 instructions fewer a
+    /// lookup than the lane mask). A read again after a doubling comes here too, with
+    /// later eras: then the general test.
+    #[inline(always)]
+    fn holds_first(pair: &Pair, c: &Located<Spot>) -> bool {
+        let [q1, q2] = c.codes;
+        if c.eras == [0, 0] && q1 == q2 {
+            return crate::fingerprint::pair_holds::<F>(pair, q1, B);
+        }
+        <Self as Layout<B>>::holds(pair, c)
     }
 
     /// [`buckets_hold`](Self::buckets_hold) of a table that doubled, or decoded with the
