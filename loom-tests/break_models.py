@@ -648,6 +648,16 @@ MUTATIONS = {
         """            Arm::First => pointer.is_null(),""",
         """            Arm::First => true,""",
     ),
+    "w6": (
+        "doubling::plain_lookup_races_the_first_doubling",
+        "a plain lookup read again after a doubling gets no answer from the later era's buckets",
+        "src/expand/engine.rs",
+        """        if c.eras == [0, 0] && q1 == q2 {""",
+        """        if c.eras != [0, 0] {
+            return false;
+        }
+        if q1 == q2 {""",
+    ),
     "w1": (
         "doubling::plain_lookup_races_the_first_doubling",
         "a grown table's plain lookup reads a first record still current as a later one",
