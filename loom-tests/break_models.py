@@ -658,6 +658,13 @@ MUTATIONS = {
         }
         if q1 == q2 {""",
     ),
+    "w7": (
+        "doubling::plain_lookup_races_two_doublings",
+        "a plain lookup read again after a doubling compares the later era's codes by equality",
+        "src/expand/engine.rs",
+        """        if c.eras == [0, 0] && q1 == q2 {""",
+        """        if q1 == q2 {""",
+    ),
     "w1": (
         "doubling::plain_lookup_races_the_first_doubling",
         "a grown table's plain lookup reads a first record still current as a later one",

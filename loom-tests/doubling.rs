@@ -41,6 +41,11 @@
 //!     parent emptied and answers absent. The byte takes the grown path (the current
 //!     record's buckets) just before the record is published, so a lookup may read
 //!     that path and still the first record: it must take the first era's path then.
+//! (v2) The same lookup races two doublings, each followed by the split of both of K's
+//!     stripes: a plain lookup that finds its era gone reads again at era 2, where K's
+//!     code, split twice, is one bit shorter than K's fresh code and answers only by
+//!     prefix. The plain path's probe (`holds_first`) compares by equality only where
+//!     both buckets hold era-0 codes.
 
 use super::{explore, explore_with};
 use concurrent_cuckoo_filter::DoublingTable;
@@ -117,6 +122,34 @@ fn plain_lookup_races_the_first_doubling() {
         lookup_races_a_doubling_of(&table, k);
         assert_eq!(table.era(), 1);
         assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
+    });
+}
+
+#[test]
+fn plain_lookup_races_two_doublings() {
+    explore("(v2) plain lookup races two doublings", || {
+        let table = table();
+        let k = find(|_, first, child| child == first + 4);
+        table.insert_hash(k).expect("setup: K fits");
+        let table = Arc::new(table);
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    assert!(table.double());
+                    for (bucket, _) in table.places(k) {
+                        table.split_stripe(table.stripe_of(bucket));
+                    }
+                }
+            })
+        };
+        let reader = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || assert!(table.contains_hash(k), "K missed across two doublings"))
+        };
+        grower.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(table.era(), 2);
     });
 }
 
