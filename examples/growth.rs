@@ -15,6 +15,7 @@
 //! cargo run --release --example growth -- memory   # bytes of filters for 100 and 1,000 keys
 //! cargo run --release --example growth -- pause    # insert latencies of 2 writers, 1K -> 8M
 //! cargo run --release --example growth -- fpr      # false positives after each of 12 growths
+//! cargo run --release --example growth -- copies   # 1M keys drawn with replacement, 1K -> ?
 //! cargo run --release --example growth -- all      # everything (7 minutes on 2 busy cores)
 //!
 //! options: --items 8M  --first 1000  --probes 2M  --rounds R  --chunk 1024
@@ -66,6 +67,12 @@
 //!   `d = 0..=--doublings` (12); beside it the filter's own `false_positive_bound()`
 //!   (for `scalable_cuckoo_filter`, its configured target ε). A row says "grew first"
 //!   when the filter grew again before that point.
+//! - **copies**: `--items` (1M) keys drawn at random with replacement from `--items`
+//!   distinct ones (Poisson copies, as `redis-benchmark ... CF.ADD k __rand_int__` sends
+//!   them), inserted one at a time from `--first`; then its growths, inserts refused,
+//!   bytes, bits per insert and the newest part's load, beside a `CuckooFilter` sized for
+//!   `--items` given the same draws (its load where it stopped accepting). `--rounds` (1)
+//!   draws, one row each.
 //!
 //! Growth counts are `doublings()` for the crate's growable filter (a new table counts
 //! as one) and `sub_filters()` minus 1 for the chain: each of its growths adds a
@@ -145,6 +152,8 @@ enum Scenario {
     Pause,
     /// False-positive rate after each growth.
     Fpr,
+    /// Growth under keys drawn with replacement (copies).
+    Copies,
     /// Every scenario.
     All,
 }
@@ -837,6 +846,36 @@ fn removes<S: Subject>(args: &Args, sizes: &Sizes) {
     }
 }
 
+/// Growth under keys drawn with replacement: how far copies make the filter grow.
+fn copies<S: Subject>(args: &Args, sizes: &Sizes) {
+    let n = sizes.items;
+    let distinct = keys(key_set(INSERTED, args.seed), n);
+    for round in 0..sizes.rounds as u64 {
+        let mut draw = fastrand::Rng::with_seed(args.seed + round);
+        let drawn: Vec<u64> = (0..n).map(|_| distinct[draw.usize(..n)]).collect();
+        let row = |label: String, filter: &mut dyn Subject| {
+            let stored = fill(filter, &drawn);
+            println!(
+                "| {label} | {} | {} | {} | {} | {:.1} | {:.1}% |",
+                args.seed + round,
+                filter.growths(),
+                thousands(n - stored),
+                thousands(filter.memory_usage()),
+                8.0 * filter.memory_usage() as f64 / stored.max(1) as f64,
+                100.0 * filter.newest_load()
+            );
+        };
+        row(
+            format!("{}, grown from {}", S::label(), thousands(args.first)),
+            &mut S::with_capacity(args.first),
+        );
+        row(
+            format!("CuckooFilter for {} (control)", thousands(n)),
+            &mut *S::reference(n),
+        );
+    }
+}
+
 /// Bytes of small filters.
 fn memory<S: Subject>(args: &Args, _sizes: &Sizes) {
     for (items, goal) in [(100, 512), (1_000, 2_600)] {
@@ -1085,6 +1124,23 @@ fn main() {
         );
         println!("|---|--:|--:|--:|--:|--:|--:|");
         for_each_filter!(&filters, removes(&args, &s));
+    }
+    if wants(Scenario::Copies) {
+        let s = sizes(args.items.unwrap_or(1_000_000), 1);
+        header(
+            "copies: keys drawn with replacement",
+            &[(
+                "method",
+                format!(
+                    "{} keys drawn at random from {} with replacement, inserted one at a time from {first}; bits per stored insert; load of the newest part",
+                    thousands(s.items),
+                    thousands(s.items)
+                ),
+            )],
+        );
+        println!("| filter | seed | growths | refused | bytes | bits/insert | newest load |");
+        println!("|---|--:|--:|--:|--:|--:|--:|");
+        for_each_filter!(&filters, copies(&args, &s));
     }
     if wants(Scenario::Fpr) {
         header(
