@@ -125,9 +125,9 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// **Locking behaviour:** as [`CuckooFilter::insert`](crate::CuckooFilter::insert):
     /// the key's two stripes, after moving their codes to the last doubling's table if
     /// no writer has yet. The insert that finds the table full, or leaves it more than
-    /// 95% full after moving codes to make room (92.5% once it has doubled), doubles it (under a growth lock,
-    /// holding every stripe lock only to publish the new size); inserts that find it
-    /// full meanwhile wait for that.
+    /// 95% full after moving codes to make room (92.5% once it has doubled), doubles it
+    /// (under a growth lock, holding every stripe lock only to publish the new size);
+    /// inserts that find it full meanwhile wait for that.
     ///
     /// # Errors
     ///
@@ -376,8 +376,8 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
 
     /// How full the table that inserts go to is: its codes ÷ its slots. The filter
     /// doubles when an insert that moved codes to make room leaves it more than 95%
-    /// full (92.5% once it has doubled), or (with copies crowding a few pairs) when an insert finds no room.
-    /// Cheap: it sums the writer stripes' counts, reading no slot.
+    /// full (92.5% once it has doubled), or (with copies crowding a few pairs) when an
+    /// insert finds no room. Cheap: it sums the writer stripes' counts, reading no slot.
     pub fn load_factor(&self) -> f64 {
         self.chain
             .newest_table()

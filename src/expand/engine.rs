@@ -22,8 +22,8 @@
 //!   nobody touched.
 //! - **A doubling** (an insert that finds no kick path, three quarters full, at most one
 //!   per insert, or at any load with the stash full; or, earlier, an insert that kicked
-//!   and left the table more than 95% full at era 0, 92.5% later: `grow_if_loaded`): under the growth lock it
-//!   splits whatever is left of the current era,
+//!   and left the table more than 95% full at era 0, 92.5% later: `grow_if_loaded`):
+//!   under the growth lock it splits whatever is left of the current era,
 //!   allocates the next segment and the next era's stripes, and then, holding every
 //!   stripe lock of the current record, carries each stripe's count over and publishes
 //!   the new record with `Release`. Nothing is copied: each stripe's codes move later.

@@ -252,8 +252,8 @@ impl ExpandModel {
     }
 
     /// The engine's early doubling (`ExpandTable::grow_if_loaded`, asked by a kick from
-    /// one of the first `GAUGE_BUCKETS` buckets): above 95% load (92.5% past era 0) the table doubles
-    /// after a kick rather than when a kick search fails.
+    /// one of the first `GAUGE_BUCKETS` buckets): above 95% load (92.5% past era 0) the
+    /// table doubles after a kick rather than when a kick search fails.
     fn double_if_loaded(&mut self, first_bucket: u64) {
         if self.doubles_early
             && !self.always_doubles
