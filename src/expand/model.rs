@@ -38,9 +38,9 @@ pub struct ExpandModel {
     /// three quarters full unless the stash is full, the stash taking a key it spends no
     /// doubling on.
     always_doubles: bool,
-    /// Whether the table doubles after a kick above 95% load (92.5% past era 0) as the engine does
-    /// (`ExpandTable::grow_if_loaded`), rather than only when an insert finds no room
-    /// (the scheme's limit, which `examples/expand_sim.rs` measures).
+    /// Whether the table doubles after a kick above 95% load (92.5% past era 0) as the
+    /// engine does (`ExpandTable::grow_if_loaded`), rather than only when an insert finds
+    /// no room (the scheme's limit, which `examples/expand_sim.rs` measures).
     doubles_early: bool,
     /// Load at each doubling so far: the share of slots in use when an insert found no
     /// room and the table doubled.
