@@ -164,10 +164,11 @@
 //! and its kicks between 92.5% and 95% cost as much as everything below them (the
 //! table above). A fill of 943,718 keys from 117,964 (3 doublings) went from 547.0 to
 //! 476.1 instructions per insert, from 921 (10 doublings) from 598.2 to 512.6, and 10^6
-//! keys from 1,000 took 15% less time (54.3 → 46.3 ns an insert, medians;
-//! BENCHMARKS.md, "Doubling at 92.5% past era 0"). The price is memory between 92.5% and 95% of an era: bits per item of a
-//! filter grown from 1,000, averaged over 1,001 sizes spaced evenly in log from 10^4 to
-//! 4·10^6 keys, rose from 24.84 to 25.38 (+2.2%), and their most from 35.0 to 36.1.
+//! keys from 1,000 took 9–15% less time (54.35 → 46.3 and 51.55 → 46.95 ns an insert,
+//! medians of two sets of alternations; BENCHMARKS.md, "Doubling at 92.5% past era 0").
+//! The price is memory between 92.5% and 95% of an era: bits per item of a filter grown
+//! from 1,000, averaged over 1,001 sizes spaced evenly in log from 10^4 to 4·10^6 keys,
+//! rose from 24.84 to 25.38 (+2.2%), and their most from 35.0 to 36.1.
 //! 10^6 keys still end at 10 doublings and 17.77 bits per item: that era holds them at
 //! 92.3%, and 1,002,268 keys already double it (where 95% doubled at 1,032,748).
 //!
@@ -323,9 +324,10 @@
 //!   quarters full, at most one per insert, or in any table whose stash is full: see
 //!   "Duplicates"; or, before any search fails, an insert that kicked and left the
 //!   table more than 95% full at era 0 or 92.5% later, see "When a table doubles")
-//!   splits whatever is left of the current era, allocates the next segment and the next era's stripes (all unsplit), and then, holding every
-//!   stripe lock of the current record, carries the stripes' counts over and publishes
-//!   the next record: nothing is copied there.
+//!   splits whatever is left of the current era, allocates the next segment and the
+//!   next era's stripes (all unsplit), and then, holding every stripe lock of the
+//!   current record, carries the stripes' counts over and publishes the next record:
+//!   nothing is copied there.
 //! - **Lazy splits.** A writer splits the stripes it needs (each under its lock, inside
 //!   its seqlock window) before it locks, so it waits for at most one stripe's split,
 //!   never for the table; the next doubling splits what nobody touched. Under its lock a
