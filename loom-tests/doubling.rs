@@ -93,16 +93,21 @@ fn doubled_and_split_with_k() -> (Arc<Table>, u64) {
     (table, k)
 }
 
-/// One thread doubles `table` and splits K's stripe (a bucket and its child share
-/// one) while another looks K up, which must find it throughout: models (m) and (v).
-fn lookup_races_a_doubling_of(table: &Arc<Table>, k: u64) {
+/// K stored at era 0 in bucket `b` of a table that never grew (the plain path), moving
+/// to `b + 4` at the first split.
+fn plain_with_k() -> (Arc<Table>, u64) {
+    let table = table();
+    let k = find(|_, first, child| child == first + 4);
+    table.insert_hash(k).expect("setup: K fits");
+    (Arc::new(table), k)
+}
+
+/// One thread grows `table` (`grow`) while another looks K up, which must find it
+/// throughout: models (m), (v) and (v2).
+fn lookup_races_growth_of(table: &Arc<Table>, k: u64, grow: fn(&Table, u64)) {
     let grower = {
         let table = Arc::clone(table);
-        thread::spawn(move || {
-            assert!(table.double());
-            let stripe = table.stripe_of(table.places(k)[0].0);
-            table.split_stripe(stripe);
-        })
+        thread::spawn(move || grow(&table, k))
     };
     let reader = {
         let table = Arc::clone(table);
@@ -112,14 +117,17 @@ fn lookup_races_a_doubling_of(table: &Arc<Table>, k: u64) {
     reader.join().unwrap();
 }
 
+/// One doubling, then the split of K's stripe (a bucket and its child share one).
+fn double_and_split_k(table: &Table, k: u64) {
+    assert!(table.double());
+    table.split_stripe(table.stripe_of(table.places(k)[0].0));
+}
+
 #[test]
 fn plain_lookup_races_the_first_doubling() {
     explore("(v) plain lookup races the first doubling", || {
-        let table = table();
-        let k = find(|_, first, child| child == first + 4);
-        table.insert_hash(k).expect("setup: K fits");
-        let table = Arc::new(table);
-        lookup_races_a_doubling_of(&table, k);
+        let (table, k) = plain_with_k();
+        lookup_races_growth_of(&table, k, double_and_split_k);
         assert_eq!(table.era(), 1);
         assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
     });
@@ -128,27 +136,15 @@ fn plain_lookup_races_the_first_doubling() {
 #[test]
 fn plain_lookup_races_two_doublings() {
     explore("(v2) plain lookup races two doublings", || {
-        let table = table();
-        let k = find(|_, first, child| child == first + 4);
-        table.insert_hash(k).expect("setup: K fits");
-        let table = Arc::new(table);
-        let grower = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || {
-                for _ in 0..2 {
-                    assert!(table.double());
-                    for (bucket, _) in table.places(k) {
-                        table.split_stripe(table.stripe_of(bucket));
-                    }
+        let (table, k) = plain_with_k();
+        lookup_races_growth_of(&table, k, |table, k| {
+            for _ in 0..2 {
+                assert!(table.double());
+                for (bucket, _) in table.places(k) {
+                    table.split_stripe(table.stripe_of(bucket));
                 }
-            })
-        };
-        let reader = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || assert!(table.contains_hash(k), "K missed across two doublings"))
-        };
-        grower.join().unwrap();
-        reader.join().unwrap();
+            }
+        });
         assert_eq!(table.era(), 2);
     });
 }
@@ -200,7 +196,7 @@ fn lookup_races_a_doubling() {
     explore("(m) lookup races a doubling and its split", || {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
         let (table, k) = doubled_and_split_with_k();
-        lookup_races_a_doubling_of(&table, k);
+        lookup_races_growth_of(&table, k, double_and_split_k);
         assert!(table.contains_hash(k));
     });
 }
