@@ -622,24 +622,47 @@ MUTATIONS = {
         "doubling::lookup_races_an_unstash",
         "a growing table's lookup reads its stash after its buckets",
         "src/expand/engine.rs",
-        """        self.control.stash.holds(key) || self.buckets_hold(access, key)""",
-        """        self.buckets_hold(access, key) || self.control.stash.holds(key)""",
+        """        self.control.stash.holds_at(|| self.era(), key) || self.buckets_hold(access, key)""",
+        """        self.buckets_hold(access, key) || self.control.stash.holds_at(|| self.era(), key)""",
     ),
     "t": (
         "doubling::remove_races_an_unstash",
         "an unstash moves a key without checking that a remove has not taken it",
         "src/expand/engine.rs",
-        """            if !stash.holds(key) {
+        """            if !stash.holds(era, key) {
                 continue;
             }""",
-        """            let _ = stash.holds(key);""",
+        """            let _ = stash.holds(era, key);""",
     ),
     "u": (
         "doubling::two_keys_stashed_at_once",
         "a stash insert picks its free entry without the stash's lock",
         "src/expand/engine.rs",
-        """        if self.stash(&self.control.stash_lock.lock(), key) {""",
-        """        if self.stash(&crate::sync::Lock::default().lock(), key) {""",
+        """        if self.stash(&self.control.stash_lock.lock(), record.era, key) {""",
+        """        if self.stash(&crate::sync::Lock::default().lock(), record.era, key) {""",
+    ),
+    "u2": (
+        "doubling::remove_races_an_unstash",
+        "a remove takes a stashed copy from the era it read, which a doubling may have ended",
+        "src/expand/engine.rs",
+        """            if self.era() == era {
+                return self.control.stash.take(&locked, era, key);
+            }""",
+        """            return self.control.stash.take(&locked, era, key);""",
+    ),
+    "u3": (
+        "tests/duplicates.rs::keys_drawn_at_random_with_replacement_stay_in_one_link",
+        "a doubling leaves the stash behind in the era it ends",
+        "src/expand/engine.rs",
+        """        self.control.stash.carry(&locked, era, groups, self.max_era);""",
+        """        let _ = (&locked, groups);""",
+    ),
+    "u4": (
+        "tests/duplicates.rs::keys_drawn_at_random_with_replacement_stay_in_one_link",
+        "every era's stash is one group of 8, however large the table",
+        "src/expand/stash.rs",
+        """    if era == 0 || slots < 2 * SLOTS_PER_GROUP {""",
+        """    if true {""",
     ),
     "w": (
         "doubling::plain_lookup_races_the_first_doubling",
@@ -689,9 +712,9 @@ MUTATIONS = {
         "tests/duplicates.rs::a_key_stashed_before_any_doubling_is_found",
         "a table stashes a key and stays on the plain path, which skips the stash",
         "src/expand/engine.rs",
-        """    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {
+        """    fn stash(&self, locked: &LockGuard<'_>, era: Era, key: Key) -> bool {
         self.leave_plain();""",
-        """    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {""",
+        """    fn stash(&self, locked: &LockGuard<'_>, era: Era, key: Key) -> bool {""",
     ),
     "w3": (
         "tests/growable.rs::keys_of_a_link_started_before_any_doubling_are_found",

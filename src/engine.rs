@@ -349,11 +349,17 @@ pub(crate) trait Layout<const B: usize> {
         Ok(())
     }
 
-    /// After a kick search found no room at `era`: grows the table if the layout may
-    /// (its policy says when), having made `doublings` doublings for this insert
-    /// already.
+    /// After a kick search for `key` found no room at `era`: grows the table if the
+    /// layout may (its policy says when), having made `doublings` doublings for this
+    /// insert already.
     #[inline(always)]
-    fn grow<A: Access>(&self, _access: A, _era: Self::Era<'_>, _doublings: usize) -> Growth {
+    fn grow<A: Access>(
+        &self,
+        _access: A,
+        _era: Self::Era<'_>,
+        _key: Self::Key,
+        _doublings: usize,
+    ) -> Growth {
         Growth::Impossible
     }
 

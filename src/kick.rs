@@ -211,7 +211,7 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
                 contended += 1;
                 backoff.snooze();
             }
-            NoRoom::Full | NoRoom::Contended => match layout.grow(access, era, doublings) {
+            NoRoom::Full | NoRoom::Contended => match layout.grow(access, era, key, doublings) {
                 Growth::Grown => doublings += 1,
                 Growth::ByAnother => {}
                 Growth::Impossible => return Some(Err(InsertError::Full)),

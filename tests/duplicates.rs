@@ -123,6 +123,44 @@ fn three_copies_at_8_bits_are_never_refused_as_full() {
     assert!(copies <= 8, "{copies} refused as TooManyCopies");
 }
 
+/// Keys drawn at random with replacement, as `CF.ADD k __rand_int__` sends them: a
+/// million draws from a million keys (Poisson copies, up to 10 of one key) into
+/// `with_capacity(1_000)`. Keys that share their base bucket and first block share a
+/// pair for the whole link, and a few such pairs overflow with their keys' copies;
+/// they are stashed, and the stash grows with the table. The filter doubles 11 times,
+/// as often as the 16-bit link allows, and needs no second link (with a stash of 8
+/// keys the overflows filled it at era 10, and every later one doubled the table at
+/// any load: a second link at 38.7%, twice the bytes). Nothing is refused but the
+/// copies past `2 × slots` of one key.
+#[test]
+fn keys_drawn_at_random_with_replacement_stay_in_one_link() {
+    let draws = 1_000_000u64;
+    let filter = seeded::<u16>(1_000, 0xD0B1E5);
+    let mut copies = std::collections::HashMap::new();
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..draws {
+        let key = rng.u64(..draws);
+        let copy = copies.entry(key).or_insert(0usize);
+        *copy += 1;
+        match filter.insert(&key) {
+            Ok(()) => {}
+            Err(InsertError::TooManyCopies) => {
+                assert!(*copy > 8, "copy {copy} of key {key} refused");
+                *copy -= 1;
+            }
+            Err(error) => panic!("copy {copy} of key {key}: {error}"),
+        }
+    }
+    assert!(filter.doublings() <= 11, "{} doublings", filter.doublings());
+    assert!(
+        filter.debug_stashed() > 8,
+        "more keys stashed than one group holds"
+    );
+    for (key, &copies) in &copies {
+        assert!(filter.count(key) >= copies, "key {key} lost a copy");
+    }
+}
+
 /// A filter with keys in a stash: inserts of three copies in a row into a small 8-bit
 /// filter until one is stashed (at its fifth era, where its pairs fill with copies
 /// under half load).

@@ -367,7 +367,8 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         }
     }
 
-    /// [`contains`](Self::contains) past the plain paths' test.
+    /// [`contains`](Self::contains) past the plain paths' test: a jump to one of two
+    /// lookups out of line.
     #[inline]
     pub(crate) fn contains_general<A: Access>(&self, access: A, hash: u64) -> bool {
         let links = self.link_count();
@@ -448,7 +449,10 @@ impl<F: Fingerprint, const B: usize> Chain<F, B> {
         )
     }
 
-    #[inline(always)]
+    /// [`contains`](Self::contains) of a chain of one link past the plain paths (a
+    /// table that stashed, or with a frozen chain). Out of line, as the linked case:
+    /// in line, its stash test's call gave every general lookup a frame.
+    #[inline(never)]
     fn first_contains<A: Access>(&self, access: A, hash: u64) -> bool {
         let first = self.links().get(0);
         first.is_some_and(|table| table.contains(access, table.key(hash)))

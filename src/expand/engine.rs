@@ -47,7 +47,7 @@ use smallvec::SmallVec;
 
 use super::record::{Arm, EraRecord, Pinned, Records, Spot};
 use super::scheme::{Era, Key, Pairing, Scheme};
-use super::stash::{STASH_KEYS, Stash};
+use super::stash::{GROUP_KEYS, Stash, stash_groups};
 use crate::engine::{
     self, EraKind, FirstPass, Group, Growth, Layout, Located, Overflow, Placement, Stale,
 };
@@ -114,7 +114,7 @@ pub(crate) const MAX_STRIPES: usize = 1 << 16;
 pub(crate) struct SnapshotGuard<'a, F, const B: usize> {
     record: Pinned<'a, F, B>,
     /// The keys stashed when the pause began (stash writes go on, as plain inserts do).
-    stashed: SmallVec<[Key; STASH_KEYS]>,
+    stashed: SmallVec<[Key; GROUP_KEYS]>,
     _moves: MovesPaused<'a>,
     _growing: LockGuard<'a>,
 }
@@ -260,7 +260,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
                 unsplit: AtomicU32::new(0),
                 kicked: AtomicU64::new(0),
                 longest_path: AtomicU8::new(0),
-                stash: Stash::new(),
+                stash: Stash::new(max_doublings),
                 stash_lock: Lock::default(),
                 path: AtomicU8::new(if pairing == Pairing::SharedCode {
                     LookupPath::NeverGrew as u8
@@ -434,17 +434,31 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// Codes stored (a void's copies each count) and keys stashed; exact when no
     /// writer is active.
     pub(crate) fn len(&self) -> usize {
-        self.record().stripes.total_count() + self.control.stash.len()
+        self.record().stripes.total_count() + self.stashed().count()
     }
 
-    /// Whether the stash has no free entry (a hint: read without its lock).
+    /// Whether a group of the current era's stash has no free entry (a hint: read
+    /// without its lock).
     pub(crate) fn stash_is_full(&self) -> bool {
-        self.control.stash.is_full()
+        self.control.stash.has_a_full_group(self.era())
     }
 
-    /// Keys stashed (`stash.rs`).
+    /// Keys stashed at the current era (`stash.rs`).
     pub(crate) fn stashed(&self) -> impl Iterator<Item = Key> + '_ {
-        self.control.stash.keys()
+        self.control.stash.keys(self.era())
+    }
+
+    /// Groups of the stash at `era` (`stash.rs`).
+    fn stash_groups(&self, era: Era) -> usize {
+        stash_groups(era, self.buckets(era) * B as u64)
+    }
+
+    /// The key whose sides these are (its side 1: base bucket and stream).
+    fn key_of(sides: [Side; 2]) -> Key {
+        Key {
+            base_bucket: u64::from(sides[0].base),
+            stream: sides[0].stream,
+        }
     }
 
     /// Bytes: the struct, its control block, and every record (its stripes, counters,
@@ -637,12 +651,13 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     // ----- operations (the engine's protocol over this layout) -----
 
-    /// Whether the stash holds `key`, or a code answers for it. The stash is read
+    /// Whether the stash holds `key`, or a code answers for it. The stash (of the
+    /// current era, or of one that ended after it was read: never emptied then) is read
     /// first: a doubling moves stashed keys into the table before it empties their
     /// entries, so a lookup that finds an entry empty finds the key in the table.
     #[inline]
     pub(crate) fn contains<A: Access>(&self, access: A, key: Key) -> bool {
-        self.control.stash.holds(key) || self.buckets_hold(access, key)
+        self.control.stash.holds_at(|| self.era(), key) || self.buckets_hold(access, key)
     }
 
     /// Whether a code in `key`'s buckets answers for it.
@@ -731,7 +746,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// `key`'s stashed copies and the codes in its two buckets that answer for it (a
     /// copy moved out of the stash meanwhile may count twice).
     pub(crate) fn count<A: Access>(&self, access: A, key: Key) -> usize {
-        self.control.stash.count(key) + engine::count(self, access, self.sides(key))
+        self.control.stash.count(self.era(), key) + engine::count(self, access, self.sides(key))
     }
 
     /// Starts fetching both of `key`'s buckets at the current era into the cache (a
@@ -792,7 +807,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             sides,
             c,
         } = fetched;
-        if self.control.stash.holds(key) {
+        if self.control.stash.holds_at(|| self.era(), key) {
             return true;
         }
         if record.arm() == Arm::First {
@@ -922,11 +937,8 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     /// A stashed copy of the key goes first: it holds the key's whole identity here, so
     /// it is the longest match there is.
     pub(crate) fn remove<A: Access>(&self, access: A, key: Key) -> bool {
-        if self.control.stash.holds(key) {
-            let stash = &self.control.stash;
-            if stash.take(&self.control.stash_lock.lock(), key) {
-                return true;
-            }
+        if self.take_stashed(key) {
+            return true;
         }
         engine::remove(self, access, self.sides(key), |table, record, c, hits| {
             // The last of the longest, as the model's `max_by_key` picks.
@@ -942,9 +954,25 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         })
     }
 
-    /// Whether the stash holds `key`.
+    /// Takes a stashed copy of `key` from the current era's stash, if it holds one.
+    /// Under the stash's lock the era is settled: a doubling carries the stash into
+    /// the next era and publishes it under that lock.
+    fn take_stashed(&self, key: Key) -> bool {
+        loop {
+            let era = self.era();
+            if !self.control.stash.holds(era, key) {
+                return false;
+            }
+            let locked = self.control.stash_lock.lock();
+            if self.era() == era {
+                return self.control.stash.take(&locked, era, key);
+            }
+        }
+    }
+
+    /// Whether the current era's stash holds `key`.
     pub(crate) fn stash_holds(&self, key: Key) -> bool {
-        self.control.stash.holds(key)
+        self.control.stash.holds(self.era(), key)
     }
 
     /// How many of this table's stream bits the longest match for `key` knows: 32 for a
@@ -1104,17 +1132,19 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
     #[cold]
     fn unstash<A: Access>(&self, access: A) {
         let stash = &self.control.stash;
-        let stashed: SmallVec<[Key; STASH_KEYS]> = stash.keys().collect();
+        // Under the growth lock: the era stays.
+        let era = self.era();
+        let stashed: Vec<Key> = stash.keys(era).collect();
         for key in stashed {
             let (record, c) = engine::pin_ready::<Self, A, B>(self, self.sides(key));
             let guard = engine::lock_pair(self, access, record, &c);
             let locked = self.control.stash_lock.lock();
             // A remove may have taken this copy meanwhile.
-            if !stash.holds(key) {
+            if !stash.holds(era, key) {
                 continue;
             }
             if let Placement::Inserted = engine::place(self, &guard, record, &c, false, &|| true) {
-                stash.take(&locked, key);
+                stash.take(&locked, era, key);
             }
         }
     }
@@ -1152,6 +1182,12 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             next.stripes
                 .add_count(stripe, record.stripes.count(stripe) as isize);
         }
+        // The stash goes on in the next era's, copied and published under its lock, so
+        // that a remove (which takes from the current era's under it) takes from one of
+        // them only.
+        let locked = self.control.stash_lock.lock();
+        let groups = self.stash_groups(era + 1);
+        self.control.stash.carry(&locked, era, groups, self.max_era);
         self.publish(next)
     }
 
@@ -1165,11 +1201,14 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         self.control.records.publish(record, self.max_era)
     }
 
-    /// Stashes `key` (see [`Stash::add`]): lookups leave the plain path first, so that
-    /// one that begins after this returns reads the stash.
-    fn stash(&self, locked: &LockGuard<'_>, key: Key) -> bool {
+    /// Stashes `key` at `era`, the current one (see [`Stash::add`]): lookups leave the
+    /// plain path first, so that one that begins after this returns reads the stash.
+    fn stash(&self, locked: &LockGuard<'_>, era: Era, key: Key) -> bool {
         self.leave_plain();
-        self.control.stash.add(locked, key)
+        let groups = self.stash_groups(era);
+        self.control
+            .stash
+            .add(locked, (era, groups, self.max_era), key)
     }
 
     /// The path a lookup of this table may take ([`LookupPath`]): the one load a
@@ -1254,7 +1293,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let moves = record.get().stripes.pause_moves();
         let stashed = {
             let _stash = self.control.stash_lock.lock();
-            self.control.stash.keys().collect()
+            self.control.stash.keys(record.era).collect()
         };
         SnapshotGuard {
             record,
@@ -1321,7 +1360,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         {
             let locked = table.control.stash_lock.lock();
             for key in stashed {
-                table.stash(&locked, key);
+                table.stash(&locked, era, key);
             }
         }
         Ok(table)
@@ -1677,11 +1716,18 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     /// The growth policy after a failed kick search: a doubling only with the table at
     /// least three quarters full (measured against the slots of the era searched), at
     /// most one per insert (see "Adversarial keys" in the module docs), the stash
-    /// taking the keys it spends none on; with the stash full, a doubling whatever the
-    /// load ("Duplicates"). Distinct keys rarely get here: the table doubles above 95%
-    /// (92.5% past era 0) after a kick first (`grow_if_loaded`).
+    /// taking the keys it spends none on; with the key's group of the stash full, a
+    /// doubling whatever the load ("Duplicates"). Distinct keys rarely get here: the
+    /// table doubles above 95% (92.5% past era 0) after a kick first
+    /// (`grow_if_loaded`).
     #[inline(always)]
-    fn grow<A: Access>(&self, access: A, record: Pinned<'_, F, B>, doublings: usize) -> Growth {
+    fn grow<A: Access>(
+        &self,
+        access: A,
+        record: Pinned<'_, F, B>,
+        sides: [Side; 2],
+        doublings: usize,
+    ) -> Growth {
         // Another thread may have grown the table since this search began: look again
         // at the new era. (Measured against the new capacity, the old era's load reads
         // as under half full, and the insert was refused while the filter could grow:
@@ -1691,12 +1737,15 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         }
         let slots = self.buckets(record.era) as usize * B;
         let under_three_quarters = record.stripes.total_count() < slots / 4 * 3;
-        if (under_three_quarters || doublings >= MAX_DOUBLINGS_PER_INSERT) && !self.stash_is_full()
-        {
+        let stash_has_room = self
+            .control
+            .stash
+            .has_room_for(record.era, Self::key_of(sides));
+        if (under_three_quarters || doublings >= MAX_DOUBLINGS_PER_INSERT) && stash_has_room {
             // Under three quarters full a kick search fails only where copies crowd a
             // few pairs (fresh keys fill a table past 94% before one fails): the stash
             // takes the key (`overflow`), as it does one this insert has doubled for
-            // already. With the stash full the table grows, however full: it never
+            // already. With its group full the table grows, however full: it never
             // refuses a key while it may still grow.
             return Growth::Refused;
         }
@@ -1721,10 +1770,7 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
     ) -> Overflow {
         let c = self.locate(record, sides);
         let guard = engine::lock_pair(self, access, record, &c);
-        let key = Key {
-            base_bucket: u64::from(sides[0].base),
-            stream: sides[0].stream,
-        };
+        let key = Self::key_of(sides);
         match engine::place(self, &guard, record, &c, unique, &current) {
             Placement::Inserted => return Overflow::Placed(true),
             Placement::AlreadyPresent => return Overflow::Placed(false),
@@ -1733,10 +1779,10 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
             Placement::OnlyCopies => return Overflow::OnlyCopies,
             Placement::Full => {}
         }
-        if unique && self.control.stash.holds(key) {
+        if unique && self.control.stash.holds(record.era, key) {
             return Overflow::Placed(false);
         }
-        if self.stash(&self.control.stash_lock.lock(), key) {
+        if self.stash(&self.control.stash_lock.lock(), record.era, key) {
             Overflow::Placed(true)
         } else {
             Overflow::NoRoom

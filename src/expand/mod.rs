@@ -227,10 +227,15 @@
 //!   forever;
 //! - the growth policy: a kick search that fails under three quarters load meets copies
 //!   that crowd a few pairs (distinct keys fill a table past 94% before one fails), so
-//!   the key goes to the table's **stash** (`stash.rs`: 8 keys, each its base bucket and
+//!   the key goes to the table's **stash** (`stash.rs`: keys each as its base bucket and
 //!   32-bit stream, compared whole) instead of doubling the table. Each doubling moves
-//!   the stashed keys back into the table where it made room. With the stash full the
-//!   table doubles at any load: it never refuses a key while it may still grow;
+//!   the stashed keys back into the table where it made room. Keys that share a base
+//!   bucket and a first block share their pair for the whole link and stay stashed, and
+//!   there are more of them the larger the table (pairs of their copies collide in
+//!   proportion to the table's `N0/2 · 2^f` such identities), so each era's stash has
+//!   a group of 8 entries for every 32,768 slots, a key in the group it hashes to. With
+//!   the key's group full the table doubles at any load: it never refuses a key while
+//!   it may still grow;
 //! - links of `f − 5` doublings at 16 bits ("How far one table doubles").
 //!
 //! Measured with `GrowableCuckooFilter` (`tests/duplicates.rs` holds each as a test):
@@ -244,6 +249,14 @@
 //! key's copies), and the table doubles 12 times (121 bits per item): at 8 bits a
 //! link's last eras let a bucket's codes reach 16 and 8 buckets, which copies in a row
 //! jam far below their load, and more links would cost every lookup (above).
+//!
+//! Keys drawn at random with replacement (`CF.ADD k __rand_int__`: 1 M draws from 1 M
+//! keys, Poisson copies, into `with_capacity(1_000)`) meet the identities that overflow:
+//! with one stash of 8 keys for the whole table they filled it at era 10, and the
+//! filter grew a second link at 38.7% load (12 doublings, 8.8 MB); with a stash per era
+//! that grows with the table, 11 doublings in one link, 4.4 MB, 1.06× RedisBloom's
+//! bytes for the same draws. From `with_capacity(100_000)`, 10 M draws: 869 MB before,
+//! 27.3 MB after (`growth -- copies`; BENCHMARKS.md, "A stash per era").
 //!
 //! # Removes that never lose another key
 //!
@@ -321,7 +334,8 @@
 //!   and each stripe's version carries a bit saying whether its buckets hold codes of
 //!   the era or still of the one before.
 //! - **A doubling** (an insert that finds no kick path in a table at least three
-//!   quarters full, at most one per insert, or in any table whose stash is full: see
+//!   quarters full, at most one per insert, or in any table whose stash has no room for
+//!   the key: see
 //!   "Duplicates"; or, before any search fails, an insert that kicked and left the
 //!   table more than 95% full at era 0 or 92.5% later, see "When a table doubles")
 //!   splits whatever is left of the current era, allocates the next segment and the
@@ -347,11 +361,14 @@
 //!   block fill their pair with codes no kick can move, and no doubling before era `f`
 //!   tells them apart (their buckets and partner are fixed by the block). A doubling
 //!   therefore needs the table three quarters full, and one insert causes at most one:
-//!   such keys go to the stash, and past its 8 entries each further one doubles the
-//!   table, so a flood of them costs memory, as it would cost the core filter refusals.
-//! - **The stash** (`stash.rs`): one atomic word per key, written under its own lock
-//!   and the key's pair lock, read by lookups before the buckets (a doubling moves
-//!   stashed keys into the table before it empties their entries).
+//!   such keys go to the stash, and past the 8 entries of their group each further one
+//!   doubles the table, so a flood of them costs memory, as it would cost the core
+//!   filter refusals.
+//! - **The stash** (`stash.rs`): one per era, one atomic word per key, written under
+//!   its own lock and the key's pair lock, read by lookups before the buckets (a
+//!   doubling moves stashed keys into the table before it empties their entries). A
+//!   doubling copies it into the next era's under its lock before it publishes that
+//!   era; an era's stash is never emptied after the era ends.
 //! - **Links** (`chain.rs`): published once, behind a link count raised with `Release`.
 //!   No code moves between links, so a lookup asks each in turn.
 //! - **The plain paths** (`ExpandTable::path`): a lookup of a filter of one table

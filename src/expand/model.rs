@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use super::engine::{GAUGE_BUCKETS, loaded_to_double};
 use super::scheme::{Era, Key, Pairing, Place, Scheme, Split, stream_window};
-use super::stash::STASH_KEYS;
+use super::stash::{GROUP_KEYS, group_of, stash_groups};
 use crate::error::InsertError;
 
 /// Moves a kick path may take: 5 with 4 slots, 3 with 8 (the core filter's bounds).
@@ -29,9 +29,10 @@ pub struct ExpandModel {
     /// Bucket `b`'s codes are `codes[b * slots..][..slots]`; 0 is an empty slot.
     codes: Vec<u32>,
     len: usize,
-    /// Keys the table took beside its buckets, entry by entry as the engine's stash
-    /// holds them (`stash.rs`: a key takes the first free entry).
-    stash: [Option<Key>; STASH_KEYS],
+    /// Keys the table took beside its buckets at this era, entry by entry as the
+    /// engine's stash holds them (`stash.rs`: groups of `GROUP_KEYS` entries, a key
+    /// taking the first free entry of its group).
+    stash: Vec<Option<Key>>,
     /// Whether an insert that finds no room always doubles (the scheme alone, for
     /// measurements and for tests of eras past what the engine's policy reaches), rather
     /// than as the engine does (`ExpandTable::grow`): at most once an insert, at least
@@ -75,7 +76,7 @@ impl ExpandModel {
             max_era: max_doublings.min(scheme.max_era()),
             codes: vec![0; base_buckets as usize * slots],
             len: 0,
-            stash: [None; STASH_KEYS],
+            stash: vec![None; GROUP_KEYS],
             always_doubles: false,
             loads_at_doubling: Vec::new(),
             doubles_early: true,
@@ -152,8 +153,7 @@ impl ExpandModel {
             .iter()
             .map(|&place| self.matching(place).count())
             .sum::<usize>()
-            + self
-                .stash
+            + self.stash[self.stash_group(key)]
                 .iter()
                 .filter(|&&stashed| stashed == Some(key))
                 .count()
@@ -168,7 +168,7 @@ impl ExpandModel {
     /// How many stream bits the longest match for `key` knows: 32 for a stashed copy,
     /// else the era and the length of the longest code that answers.
     fn longest_match(&self, key: Key) -> Option<u32> {
-        if self.stash.contains(&Some(key)) {
+        if self.stash[self.stash_group(key)].contains(&Some(key)) {
             return Some(32);
         }
         self.scheme
@@ -183,7 +183,11 @@ impl ExpandModel {
 
     fn remove_key(&mut self, key: Key) -> bool {
         // A stashed copy is the longest match there is: the key's whole identity.
-        if let Some(entry) = self.stash.iter_mut().find(|stashed| **stashed == Some(key)) {
+        let group = self.stash_group(key);
+        if let Some(entry) = self.stash[group]
+            .iter_mut()
+            .find(|stashed| **stashed == Some(key))
+        {
             *entry = None;
             return true;
         }
@@ -238,10 +242,9 @@ impl ExpandModel {
             let under_three_quarters = self.len < self.codes.len() / 4 * 3;
             let refused = !self.always_doubles
                 && (under_three_quarters || doubled)
-                && self.stashed() < STASH_KEYS;
+                && self.stash_has_room(key);
             if refused {
-                let free = self.stash.iter_mut().find(|e| e.is_none());
-                *free.expect("a free entry") = Some(key);
+                self.stash_add(key);
                 return Ok(());
             }
             if self.era >= self.max_era {
@@ -269,10 +272,27 @@ impl ExpandModel {
         self.stash.iter().flatten().count()
     }
 
+    /// The entries of `key`'s group of the stash.
+    fn stash_group(&self, key: Key) -> std::ops::Range<usize> {
+        let group = group_of(key, self.stash.len() / GROUP_KEYS);
+        group * GROUP_KEYS..(group + 1) * GROUP_KEYS
+    }
+
+    fn stash_has_room(&self, key: Key) -> bool {
+        self.stash[self.stash_group(key)].contains(&None)
+    }
+
+    /// Stashes `key` in the first free entry of its group, which has one.
+    fn stash_add(&mut self, key: Key) {
+        let group = self.stash_group(key);
+        let free = self.stash[group].iter_mut().find(|e| e.is_none());
+        *free.expect("a free entry") = Some(key);
+    }
+
     /// Moves each stashed key, in entry order, into the emptier of its buckets if either
     /// has a free slot (no kicks), as the engine does after each doubling.
     fn unstash(&mut self) {
-        for at in 0..STASH_KEYS {
+        for at in 0..self.stash.len() {
             let Some(key) = self.stash[at] else {
                 continue;
             };
@@ -395,6 +415,15 @@ impl ExpandModel {
         }
         self.codes.extend(upper);
         self.era += 1;
+        // The stash goes on in the new era's, larger as the table is, in entry order.
+        let slots = self.codes.len() as u64;
+        let carried = std::mem::replace(
+            &mut self.stash,
+            vec![None; stash_groups(self.era, slots) * GROUP_KEYS],
+        );
+        for key in carried.into_iter().flatten() {
+            self.stash_add(key);
+        }
         self.unstash();
         true
     }

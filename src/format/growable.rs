@@ -25,7 +25,7 @@
 //! | 12 | 4 | doublings `d` so far |
 //! | 16 | 8·W | the words of its `N0 · 2^d` buckets, in bucket order (`W` as a single filter's table of that many buckets) |
 //! | 16 + 8·W | 8 | codes stored: the occupied slots of the words above |
-//! | 24 + 8·W | 4 | keys stashed `s`: 0 to 8 (kind 4 only) |
+//! | 24 + 8·W | 4 | keys stashed `s`: at most the era's stash entries, each key in its group (`expand/stash.rs`; kind 4 only) |
 //! | 28 + 8·W | 8·s | each stashed key: its 32-bit stream above its base bucket (kind 4 only) |
 //!
 //! Kind 4 tables pair a key's buckets by a shared code and may stash keys
@@ -57,7 +57,7 @@ use super::{DecodeError, HEADER_LEN, MAGIC};
 use crate::expand::chain::{Chain, LinkSizes, MAX_LINKS, link_shapes, next_link_key};
 use crate::expand::engine::{ExpandTable, SnapshotGuard, max_moves};
 use crate::expand::scheme::{Era, Key, Pairing, Scheme};
-use crate::expand::stash::{STASH_KEYS, Stash};
+use crate::expand::stash::{self, stash_groups};
 use crate::fingerprint::GrowableFingerprint;
 use crate::growable::{DEFAULT_GROWTH, GrowableBuilder, GrowableCuckooFilter, MAX_GROWTH};
 use crate::hash::DefaultHashBuilder;
@@ -352,7 +352,7 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher + 'static>
                     let stashed = guard.stashed();
                     emit(&(stashed.len() as u32).to_le_bytes())?;
                     for &key in stashed {
-                        emit(&Stash::entry(key).to_le_bytes())?;
+                        emit(&stash::entry(key).to_le_bytes())?;
                     }
                 }
             }
@@ -404,7 +404,7 @@ impl TableRecord<'_> {
 
     /// Its stashed keys.
     pub(crate) fn stashed(&self) -> impl Iterator<Item = Key> + '_ {
-        little_endian_words(self.stashed).map(Stash::key_of)
+        little_endian_words(self.stashed).map(stash::key_of)
     }
 }
 
@@ -499,7 +499,8 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
                 return Err(DecodeError::InvalidHeader("length"));
             };
             let stashed = u32::from_le_bytes(*count) as usize;
-            if stashed > STASH_KEYS {
+            let groups = stash_groups(era, (base << era) * B as u64);
+            if stashed > groups * stash::GROUP_KEYS {
                 return Err(DecodeError::InvalidHeader("stash"));
             }
             let Some(entries) = after.get(..8 * stashed) else {
@@ -509,6 +510,10 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
             let scheme = Scheme::with_pairing(base, F::BITS, header.pairing);
             if !table.stashed().all(|key| scheme.is_key(key)) {
                 return Err(DecodeError::InvalidCode);
+            }
+            // Each key in its group, as the table that wrote them kept them.
+            if !stash::fits(table.stashed(), groups) {
+                return Err(DecodeError::InvalidHeader("stash"));
             }
             rest = &after[entries.len()..];
         }
@@ -796,7 +801,7 @@ impl<'a> GrowableTables<'a> {
                 Some(older) => next_link_key(hash, older, self.link_rule, scheme, start),
             };
             previous = Some((scheme, key));
-            let entry = Stash::entry(key);
+            let entry = stash::entry(key);
             let stash = stashes.next().copied().unwrap_or_default();
             found += little_endian_words(stash).filter(|&e| e == entry).count();
             if first && found > 0 {
