@@ -661,8 +661,22 @@ MUTATIONS = {
         "tests/duplicates.rs::keys_drawn_at_random_with_replacement_stay_in_one_link",
         "every era's stash is one group of 8, however large the table",
         "src/expand/stash.rs",
-        """    if era == 0 || slots < 2 * SLOTS_PER_GROUP {""",
+        """    if slots < 2 * SLOTS_PER_GROUP {""",
         """    if true {""",
+    ),
+    "u5": (
+        "tests/duplicates.rs::a_flood_of_one_keys_copies_costs_no_doubling",
+        "a pair of the key's own full code alone stashes its next copy (a flood fills the stash)",
+        "src/expand/engine.rs",
+        """        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() == 2 * B""",
+        """        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() == 2 * B && false""",
+    ),
+    "u6": (
+        "tests/duplicates.rs::three_copies_at_8_bits_refuse_none",
+        "a pair of codes that merely answer for the key refuses it as TooManyCopies",
+        "src/expand/engine.rs",
+        """        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() == 2 * B""",
+        """        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() <= 2 * B""",
     ),
     "w": (
         "doubling::plain_lookup_races_the_first_doubling",

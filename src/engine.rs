@@ -363,8 +363,11 @@ pub(crate) trait Layout<const B: usize> {
         Growth::Impossible
     }
 
-    /// After [`grow`](Self::grow) refused: places `key` somewhere other than its full
-    /// pair, if the layout has such a place (the growing table's stash).
+    /// After [`grow`](Self::grow) refused, or where `key`'s pair holds only codes that
+    /// answer for it: places `key` somewhere other than its full pair, if the layout
+    /// has such a place (the growing table's stash, which takes a key from a pair of
+    /// codes that answer for it unless they may all be its copies: see
+    /// `expand/engine.rs`).
     #[cold]
     fn overflow<A: Access>(
         &self,
@@ -589,7 +592,14 @@ pub(crate) fn insert<L: Layout<B>, A: Access, const B: usize>(
         return match placement {
             Placement::Inserted => Some(Ok(true)),
             Placement::AlreadyPresent => Some(Ok(false)),
-            Placement::OnlyCopies => Some(Err(InsertError::TooManyCopies)),
+            Placement::OnlyCopies => match layout.overflow(access, era, key, unique, current) {
+                Overflow::Placed(inserted) => Some(Ok(inserted)),
+                // A growing table's pair changed meanwhile: from the start.
+                Overflow::Stale => continue,
+                Overflow::NoRoom if L::GROWS => continue,
+                Overflow::Superseded => None,
+                Overflow::OnlyCopies | Overflow::NoRoom => Some(Err(InsertError::TooManyCopies)),
+            },
             Placement::Stale => continue,
             Placement::Superseded => None,
             Placement::Full => {

@@ -132,8 +132,10 @@ impl<F: GrowableFingerprint, const B: usize, S: BuildHasher> GrowableCuckooFilte
     /// # Errors
     ///
     /// [`InsertError::Full`] once the filter may double no more and has no room;
-    /// [`InsertError::TooManyCopies`] when the key's two buckets hold only its copies.
-    /// Either way nothing changed.
+    /// [`InsertError::TooManyCopies`] when the key's two buckets hold only its copies
+    /// (`2 × slots` of its full code; a pair of shorter codes that merely answer for
+    /// it leaves the key to the table's stash, while the stash has room). Either way
+    /// nothing changed.
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> Result<(), InsertError> {
         self.insert_hash(self.hash(key))

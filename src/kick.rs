@@ -206,7 +206,15 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
         match no_room {
             NoRoom::Stale => continue,
             NoRoom::Superseded => return None,
-            NoRoom::OnlyCopies => return Some(Err(InsertError::TooManyCopies)),
+            NoRoom::OnlyCopies => match layout.overflow(access, era, key, unique, current) {
+                Overflow::Placed(inserted) => return Some(Ok(inserted)),
+                Overflow::Stale => {}
+                Overflow::NoRoom if L::GROWS => {}
+                Overflow::Superseded => return None,
+                Overflow::OnlyCopies | Overflow::NoRoom => {
+                    return Some(Err(InsertError::TooManyCopies));
+                }
+            },
             NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {
                 contended += 1;
                 backoff.snooze();

@@ -450,7 +450,15 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
 
     /// Groups of the stash at `era` (`stash.rs`).
     fn stash_groups(&self, era: Era) -> usize {
-        stash_groups(era, self.buckets(era) * B as u64)
+        stash_groups(self.buckets(era) * B as u64)
+    }
+
+    /// Whether every slot of `c`'s pair holds the key's own fresh code at the era (read
+    /// under the pair's lock): only then may the codes all be its copies.
+    fn all_fresh_copies(&self, record: Pinned<'_, F, B>, c: &Located<Spot>) -> bool {
+        let pair = self.load_pair(record, c);
+        let [q1, q2] = c.codes;
+        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() == 2 * B
     }
 
     /// The key whose sides these are (its side 1: base bucket and stream).
@@ -1757,7 +1765,13 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
 
     /// Stashes a key whose pair has no room and no kick path, under that pair's lock
     /// (a unique insert checks the table and the stash there first), if its pair is
-    /// still full then.
+    /// still full then. A pair whose codes all answer for the key is stashed from too,
+    /// unless each is the key's own fresh code (then they may all be its copies:
+    /// `TooManyCopies`): past era 0 a shorter code answers for every key that agrees
+    /// with it, and late in a link, where few bits are left, a key's second copy can
+    /// find its pair full of such codes while the filter may still grow. With the
+    /// key's group of the stash full, such a key is `TooManyCopies`, never a doubling:
+    /// a flood of one key's copies costs the table nothing.
     #[cold]
     #[inline(never)]
     fn overflow<A: Access>(
@@ -1771,19 +1785,24 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         let c = self.locate(record, sides);
         let guard = engine::lock_pair(self, access, record, &c);
         let key = Self::key_of(sides);
-        match engine::place(self, &guard, record, &c, unique, &current) {
+        let only_copies = match engine::place(self, &guard, record, &c, unique, &current) {
             Placement::Inserted => return Overflow::Placed(true),
             Placement::AlreadyPresent => return Overflow::Placed(false),
             Placement::Stale => return Overflow::Stale,
             Placement::Superseded => return Overflow::Superseded,
-            Placement::OnlyCopies => return Overflow::OnlyCopies,
-            Placement::Full => {}
-        }
+            Placement::OnlyCopies if self.all_fresh_copies(record, &c) => {
+                return Overflow::OnlyCopies;
+            }
+            Placement::OnlyCopies => true,
+            Placement::Full => false,
+        };
         if unique && self.control.stash.holds(record.era, key) {
             return Overflow::Placed(false);
         }
         if self.stash(&self.control.stash_lock.lock(), record.era, key) {
             Overflow::Placed(true)
+        } else if only_copies {
+            Overflow::OnlyCopies
         } else {
             Overflow::NoRoom
         }

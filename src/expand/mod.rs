@@ -233,30 +233,34 @@
 //!   bucket and a first block share their pair for the whole link and stay stashed, and
 //!   there are more of them the larger the table (pairs of their copies collide in
 //!   proportion to the table's `N0/2 · 2^f` such identities), so each era's stash has
-//!   a group of 8 entries for every 32,768 slots, a key in the group it hashes to. With
+//!   a group of 8 entries for every 4,096 slots, a key in the group it hashes to. With
 //!   the key's group full the table doubles at any load: it never refuses a key while
-//!   it may still grow;
+//!   it may still grow. A key whose pair holds only codes that answer for it goes to
+//!   the stash too, unless they are all its own full code (`TooManyCopies`: then they
+//!   may all be its copies, and a flood of one key's copies costs no doubling);
 //! - links of `f − 5` doublings at 16 bits ("How far one table doubles").
 //!
 //! Measured with `GrowableCuckooFilter` (`tests/duplicates.rs` holds each as a test):
 //! `with_capacity(1_000)` and 50,000 keys three times each, round by round or each key's
 //! copies in a row, refuse none at 16 bits and double 8 times (the fewest that hold the
-//! 150,000 codes: 29.5 bits per item against 22.4 for the keys once, a ratio set by the
-//! doublings' powers of two); `with_capacity(200)` and 200,000 keys three times refuse
+//! 150,000 codes: 29.7 bits per item round by round and 30.1 in a row, the stashes'
+//! groups included, against 22.4 for the keys once, a ratio set by the doublings'
+//! powers of two); `with_capacity(200)` and 200,000 keys three times refuse
 //! none in 12 (round by round) or 13 doublings. At 8 bits round by round refuses none
-//! in 9 doublings (17.0 bits per item); with copies in a row no insert is `Full`, 3–4
-//! of 150,000 are `TooManyCopies` (a pair of 8 codes that 8 bits cannot tell from the
-//! key's copies), and the table doubles 12 times (121 bits per item): at 8 bits a
-//! link's last eras let a bucket's codes reach 16 and 8 buckets, which copies in a row
-//! jam far below their load, and more links would cost every lookup (above).
+//! in 9 doublings (17.2 bits per item), and so do copies in a row (17.5): there, late
+//! in an 8-bit link, a key's pair can fill with other keys' shorter codes that answer
+//! for it before its second copy, which goes to the stash. (While such a pair was
+//! `TooManyCopies` and one stash of 8 keys served the whole table, 3–4 of 150,000 were
+//! refused and the table doubled 12 times, to 121 bits per item.)
 //!
 //! Keys drawn at random with replacement (`CF.ADD k __rand_int__`: 1 M draws from 1 M
 //! keys, Poisson copies, into `with_capacity(1_000)`) meet the identities that overflow:
 //! with one stash of 8 keys for the whole table they filled it at era 10, and the
 //! filter grew a second link at 38.7% load (12 doublings, 8.8 MB); with a stash per era
-//! that grows with the table, 11 doublings in one link, 4.4 MB, 1.06× RedisBloom's
-//! bytes for the same draws. From `with_capacity(100_000)`, 10 M draws: 869 MB before,
-//! 27.3 MB after (`growth -- copies`; BENCHMARKS.md, "A stash per era").
+//! that grows with the table, 11 doublings in one link, 4.5 MB, 1.07× RedisBloom's
+//! bytes for the same draws, none refused. From `with_capacity(100_000)`, 10 M draws:
+//! 869 MB before, 27.5 MB after (`growth -- copies`; BENCHMARKS.md, "A stash per
+//! era").
 //!
 //! # Removes that never lose another key
 //!

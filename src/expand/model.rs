@@ -76,7 +76,7 @@ impl ExpandModel {
             max_era: max_doublings.min(scheme.max_era()),
             codes: vec![0; base_buckets as usize * slots],
             len: 0,
-            stash: vec![None; GROUP_KEYS],
+            stash: vec![None; stash_groups(base_buckets * slots as u64) * GROUP_KEYS],
             always_doubles: false,
             loads_at_doubling: Vec::new(),
             doubles_early: true,
@@ -210,7 +210,8 @@ impl ExpandModel {
     ///
     /// # Errors
     ///
-    /// `TooManyCopies` when both buckets hold only codes that answer for this key,
+    /// `TooManyCopies` when both buckets hold only this key's fresh code (or only codes
+    /// that answer for it, with its group of the stash full),
     /// `Full` when no path frees a slot and the table may not double again. Either way
     /// no code was added or lost (the table may have doubled first, which changes no
     /// answer).
@@ -225,7 +226,18 @@ impl ExpandModel {
             let copies: usize = places.iter().map(|&p| self.matching(p).count()).sum();
             let emptier = self.emptier(places);
             if emptier.is_none() && copies == 2 * self.slots {
-                return Err(InsertError::TooManyCopies);
+                // As the engine's `overflow`: codes that may be other keys' (not all the
+                // key's fresh one) leave the key to the stash, if its group has room.
+                let all_fresh = places.iter().all(|place| {
+                    self.bucket(place.bucket)
+                        .iter()
+                        .all(|&code| code == place.code)
+                });
+                if all_fresh || self.always_doubles || !self.stash_has_room(key) {
+                    return Err(InsertError::TooManyCopies);
+                }
+                self.stash_add(key);
+                return Ok(());
             }
             if let Some(place) = emptier {
                 self.store(place);
@@ -419,7 +431,7 @@ impl ExpandModel {
         let slots = self.codes.len() as u64;
         let carried = std::mem::replace(
             &mut self.stash,
-            vec![None; stash_groups(self.era, slots) * GROUP_KEYS],
+            vec![None; stash_groups(slots) * GROUP_KEYS],
         );
         for key in carried.into_iter().flatten() {
             self.stash_add(key);

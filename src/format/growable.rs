@@ -499,7 +499,7 @@ fn parse_growable<F: GrowableFingerprint, const B: usize>(
                 return Err(DecodeError::InvalidHeader("length"));
             };
             let stashed = u32::from_le_bytes(*count) as usize;
-            let groups = stash_groups(era, (base << era) * B as u64);
+            let groups = stash_groups((base << era) * B as u64);
             if stashed > groups * stash::GROUP_KEYS {
                 return Err(DecodeError::InvalidHeader("stash"));
             }
