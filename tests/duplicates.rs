@@ -187,6 +187,16 @@ fn keys_drawn_at_random_with_replacement_stay_in_one_link() {
     for (key, &copies) in &copies {
         assert!(filter.count(key) >= copies, "key {key} lost a copy");
     }
+    // A snapshot keeps a stash of many groups, each key in its group.
+    let bytes = filter.to_bytes();
+    let copy = GrowableCuckooFilter::<u16>::from_bytes(&bytes).unwrap();
+    assert_eq!(copy.debug_stashed(), filter.debug_stashed());
+    assert_eq!(copy.to_bytes(), bytes, "written again, the same bytes");
+    let view = FilterView::new(&bytes).unwrap();
+    for key in copies.keys().take(50_000) {
+        assert_eq!(copy.count(key), filter.count(key), "key {key}");
+        assert_eq!(view.count(key), filter.count(key), "key {key}");
+    }
 }
 
 /// A filter with keys in a stash: inserts of three copies in a row into a small 8-bit
