@@ -21,12 +21,13 @@
 //!   at most for one stripe's split, never for the table; the next doubling splits what
 //!   nobody touched.
 //! - **A doubling** (an insert that finds no kick path, three quarters full, at most one
-//!   per insert, or at any load with the stash full; or, earlier, an insert that kicked
-//!   and left the table more than 95% full at era 0, 92.5% later: `grow_if_loaded`):
-//!   under the growth lock it splits whatever is left of the current era,
-//!   allocates the next segment and the next era's stripes, and then, holding every
-//!   stripe lock of the current record, carries each stripe's count over and publishes
-//!   the new record with `Release`. Nothing is copied: each stripe's codes move later.
+//!   per insert, or at any load with the key's group of the stash full; or, earlier, an
+//!   insert that kicked and left the table more than 95% full at era 0, 92.5% later:
+//!   `grow_if_loaded`): under the growth lock it splits whatever is left of the current
+//!   era, allocates the next segment and the next era's stripes, and then, holding every
+//!   stripe lock of the current record, carries each stripe's count over, copies the
+//!   stash into the next era's (under the stash lock) and publishes the new record with
+//!   `Release`. No code is copied: each stripe's codes move later.
 //!   Still under the growth lock it moves the stashed keys into the table where it
 //!   made room (`unstash`).
 //! - **Removes take the longest match** (module docs of `expand/mod.rs`), chosen under

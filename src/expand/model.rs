@@ -36,8 +36,8 @@ pub struct ExpandModel {
     /// Whether an insert that finds no room always doubles (the scheme alone, for
     /// measurements and for tests of eras past what the engine's policy reaches), rather
     /// than as the engine does (`ExpandTable::grow`): at most once an insert, at least
-    /// three quarters full unless the stash is full, the stash taking a key it spends no
-    /// doubling on.
+    /// three quarters full unless the key's group of the stash is full, the stash taking
+    /// a key it spends no doubling on.
     always_doubles: bool,
     /// Whether the table doubles after a kick above 95% load (92.5% past era 0) as the
     /// engine does (`ExpandTable::grow_if_loaded`), rather than only when an insert finds
