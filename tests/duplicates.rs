@@ -116,12 +116,14 @@ fn three_copies_of_200_000_keys_from_200_refuse_none() {
 /// `TooManyCopies`, and the filter doubled 12 times, to 121 bits per item.
 #[test]
 fn three_copies_at_8_bits_refuse_none() {
-    for in_a_row in [false, true] {
-        let filter = seeded::<u8>(1_000, 0xD0B1E5);
-        let refused = insert_all(&filter, &with_copies(50_000, 3, in_a_row));
-        assert_eq!(refused, (0, 0), "in a row: {in_a_row}");
-        assert_eq!(filter.doublings(), 9, "in a row: {in_a_row}");
-        removes_every_copy(&filter, 50_000, 3);
+    for seed in [0xD0B1E5, 1, 2, 3] {
+        for in_a_row in [false, true] {
+            let filter = seeded::<u8>(1_000, seed);
+            let refused = insert_all(&filter, &with_copies(50_000, 3, in_a_row));
+            assert_eq!(refused, (0, 0), "seed {seed}, in a row: {in_a_row}");
+            assert_eq!(filter.doublings(), 9, "seed {seed}, in a row: {in_a_row}");
+            removes_every_copy(&filter, 50_000, 3);
+        }
     }
 }
 

@@ -28,8 +28,9 @@
 //! the group its entry hashes to: a lookup reads one group whatever the stash's size.
 //! The stash also takes a key whose pair holds only codes that answer for it but are
 //! not all its own full code (`ExpandTable::overflow`): late in a link such shorter
-//! codes of other keys can fill a key's pair before its second copy. A doubling copies the stash into the next era's before it
-//! publishes that era, then moves what it can into the table.
+//! codes of other keys can fill a key's pair before its second copy. A doubling copies
+//! the stash into the next era's before it publishes that era, then moves what it can
+//! into the table.
 //!
 //! # Concurrency
 //!
@@ -65,10 +66,10 @@ pub(crate) const GROUP_KEYS: usize = 8;
 /// many 16-bit slots' bytes (1.6% at 8 bits), paid only at the eras a key was stashed
 /// in or carried into. With a group for every 32,768 slots, three copies in a row of
 /// 50,000 keys from `with_capacity(1_000)` at 8 bits were refused 0 to 2 times as
-/// `TooManyCopies` (a full group) in four seeds; with one for every 4,096, none. The
-/// unit tests,
-/// whose tables are small, give a group to every 64 slots, so that the engine and the
-/// model meet stashes of many groups there.
+/// `TooManyCopies` (a full group) in four seeds; with one for every 4,096, none
+/// (`tests/duplicates.rs::three_copies_at_8_bits_refuse_none`). The unit tests, whose
+/// tables are small, give a group to every 64 slots, so that the engine and the model
+/// meet stashes of many groups there.
 #[cfg(not(test))]
 pub(crate) const SLOTS_PER_GROUP: u64 = 1 << 12;
 #[cfg(test)]
@@ -238,13 +239,10 @@ struct Eras {
 }
 
 impl Eras {
-    /// Whether era `era`'s entries hold `key`.
+    /// Era `era`'s entries, if allocated.
     #[inline(always)]
-    fn holds(&self, era: Era, key: Key) -> bool {
-        self.eras
-            .get(era as usize)
-            .and_then(OnceLock::get)
-            .is_some_and(|entries| entries.holds(key))
+    fn at(&self, era: Era) -> Option<&Entries> {
+        self.eras.get(era as usize)?.get()
     }
 }
 
@@ -279,7 +277,7 @@ impl Stash {
     /// Era `era`'s entries, if any key was ever stashed in or carried into it.
     #[inline]
     pub(crate) fn at(&self, era: Era) -> Option<&Entries> {
-        self.eras.get()?.eras.get(era as usize)?.get()
+        self.eras.get()?.at(era)
     }
 
     /// Whether era `era`'s stash holds `key` (one load when nothing was ever stashed).
@@ -292,10 +290,10 @@ impl Stash {
     /// ever stashed: a lookup of a table that never stashed loads no record for it.
     #[inline(always)]
     pub(crate) fn holds_at(&self, era: impl FnOnce() -> Era, key: Key) -> bool {
-        match self.eras.get() {
-            None => false,
-            Some(eras) => eras.holds(era(), key),
-        }
+        self.eras
+            .get()
+            .and_then(|eras| eras.at(era()))
+            .is_some_and(|entries| entries.holds(key))
     }
 
     /// Entries of era `era` that hold `key`.
