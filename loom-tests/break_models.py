@@ -443,10 +443,10 @@ MUTATIONS = {
     ),
     "m": (
         "doubling::lookup_races_a_doubling",
-        "a lookup validates its stamps but not that its era is still current",
-        "src/engine.rs",
-        """    if split && (!A::SHARED || (versions.validate(s1, s2, stamp) && layout.era_unchanged(era))) {""",
-        """    if split && (!A::SHARED || versions.validate(s1, s2, stamp)) {""",
+        "an era ends with its stamps even, so a lookup that pinned it validates a read of buckets the next era's split rewrote",
+        "src/expand/record.rs",
+        """        ended.retire();""",
+        """        let _ = ended;""",
     ),
     "m2": (
         "tests/growable.rs::doublings_in_a_row_split_what_no_writer_touched",
@@ -679,8 +679,8 @@ MUTATIONS = {
         """        SlotMask(F::match_pair_each(&pair, q1, q2, B)).count() <= 2 * B""",
     ),
     "w": (
-        "doubling::plain_lookup_races_the_first_doubling",
-        "the first record's validation passes after a doubling (the plain lookup trusts its era-0 stamps)",
+        "doubling::plain_insert_races_the_first_doubling",
+        "the first record's check passes after a doubling (a plain insert that pinned era 0 stores into a parent the split emptied)",
         "src/expand/record.rs",
         """            Arm::First => pointer.is_null(),""",
         """            Arm::First => true,""",

@@ -8,12 +8,17 @@
 //! (l) An insert whose bucket lies in K's unsplit stripe races a lookup of K: the insert
 //!     must split the stripe first; K is found throughout, and both keys afterwards.
 //! (m) A lookup of K races a doubling from era 1 (every stripe split) to era 2 and the
-//!     split after it: a lookup that began at the old era must notice the new one (its
-//!     record is no longer current), and the doubling must have split every stripe of
-//!     the old era before it publishes the new one.
+//!     split after it: a lookup that began at the old era must notice the new one (the
+//!     old era's stamps, made odd for good as it ended), and the doubling must have
+//!     split every stripe of the old era before it publishes the new one.
 //! (n) A lookup of K reads K's parent bucket as a plain insert of X left it after K's
 //!     split (on another thread, which runs no seqlock window): it must see the split's
 //!     stamp, and look again.
+//! (p0) A plain insert of X into a table that never grew races the first doubling and
+//!     the split of X's stripe: an insert that pinned era 0 checks under its stripe
+//!     lock that the first record is still current (the era-0 lock does not exclude
+//!     the era-1 split), or it stores X's era-0 code in a parent the split has emptied,
+//!     where lookups at era 1 never look.
 //! (q) Two unique inserts of one key race the start of a second link: one reads the
 //!     link count before the start and places into the first link, the other after it
 //!     and places into the second. The key must end with one copy, never two.
@@ -36,13 +41,16 @@
 //!     different), and both keys are found after.
 //! (v) A lookup of K in a table that never grew (the plain path: one byte, then the
 //!     first era's buckets) races the first doubling and the split of K's stripe, which
-//!     moves K to its child under the new era's stripes: the lookup's stamps, those of
-//!     era 0, see nothing, so it must validate its era after them, or it reads K's
-//!     parent emptied and answers absent. The byte takes the grown path (the current
+//!     moves K to its child under the new era's stripes: the split changes none of
+//!     era 0's stamps, so the doubling leaves them odd for good as era 0 ends (a lookup
+//!     that read them must fail its validation), or the lookup reads K's parent emptied
+//!     and answers absent. The byte takes the grown path (the current
 //!     record's buckets) just before the record is published, so a lookup may read
 //!     that path and still the first record: it must take the first era's path then.
 //! (v2) The same lookup races two doublings, each followed by the split of both of K's
-//!     stripes: a plain lookup that finds its era gone reads again at era 2, where K's
+//!     stripes (one stripe here: each doubling retires one stamp, where two stripes
+//!     took loom 17 times the executions): a plain lookup that finds its era gone reads
+//!     again at era 2, where K's
 //!     code, split twice, is one bit shorter than K's fresh code and answers only by
 //!     prefix. The plain path's probe (`holds_first`) compares by equality only where
 //!     both buckets hold era-0 codes.
@@ -96,7 +104,11 @@ fn doubled_and_split_with_k() -> (Arc<Table>, u64) {
 /// K stored at era 0 in bucket `b` of a table that never grew (the plain path), moving
 /// to `b + 4` at the first split.
 fn plain_with_k() -> (Arc<Table>, u64) {
-    let table = table();
+    plain_with_k_in(table())
+}
+
+/// [`plain_with_k`] in `table` (of the same 4 base buckets).
+fn plain_with_k_in(table: Table) -> (Arc<Table>, u64) {
     let k = find(|_, first, child| child == first + 4);
     table.insert_hash(k).expect("setup: K fits");
     (Arc::new(table), k)
@@ -136,7 +148,7 @@ fn plain_lookup_races_the_first_doubling() {
 #[test]
 fn plain_lookup_races_two_doublings() {
     explore("(v2) plain lookup races two doublings", || {
-        let (table, k) = plain_with_k();
+        let (table, k) = plain_with_k_in(DoublingTable::new(4, 1, 2));
         lookup_races_growth_of(&table, k, |table, k| {
             for _ in 0..2 {
                 assert!(table.double());
@@ -260,6 +272,27 @@ fn insert_races_a_doubling() {
             "lost at the split"
         );
         assert_eq!(table.len(), 2);
+    });
+}
+
+#[test]
+fn plain_insert_races_the_first_doubling() {
+    explore("(p0) plain insert races the first doubling", || {
+        let table = Arc::new(table());
+        // X moves to its child at the first split, as K does in (v).
+        let x = find(|_, first, child| child == first + 4);
+        let grower = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || double_and_split_k(&table, x))
+        };
+        let writer = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || table.insert_hash(x).expect("X fits"))
+        };
+        grower.join().unwrap();
+        writer.join().unwrap();
+        assert!(table.contains_hash(x), "X missed after its insert");
+        assert_eq!(table.count_hash(x), 1, "X has one copy");
     });
 }
 

@@ -182,8 +182,9 @@ pub(crate) trait Layout<const B: usize> {
     /// The current era, loaded with `Acquire`.
     fn era(&self) -> Self::Era<'_>;
 
-    /// Whether the era is still `era`: a reader asks after its `Acquire` fence, a
-    /// writer under a stripe lock of `era`.
+    /// Whether the era is still `era`: a writer asks under a stripe lock of `era`, and a
+    /// reader on its second try after its `Acquire` fence (a first try needs no test: an
+    /// era ends with its stamps made odd, `Stripes::retire`).
     fn era_unchanged(&self, era: Self::Era<'_>) -> bool;
 
     /// `era` as its kind: a growing table tells its first era (which needs no split
@@ -453,7 +454,9 @@ fn read_located<'a, L: Layout<B>, A: Access, R, const B: usize>(
     // rare (only while a doubling's splits are under way), and read again.
     let answer = probe(&layout.load_pair(era, &c), &c);
     let split = layout.split_from_the_start(era) || stamp.both_split();
-    if split && (!A::SHARED || (versions.validate(s1, s2, stamp) && layout.era_unchanged(era))) {
+    // No test of the era: an era that ends leaves its stamps odd for good (see
+    // `Stripes::retire`), so a read that overlapped the next era's writers fails here.
+    if split && (!A::SHARED || versions.validate(s1, s2, stamp)) {
         return answer;
     }
     let (first, second) = L::key_to_words(key);

@@ -12,7 +12,7 @@
 //!   | value | meaning |
 //!   |---|---|
 //!   | even | no kick move in progress in this stripe |
-//!   | odd  | a kick move is rewriting words of this stripe |
+//!   | odd  | a kick move is rewriting words of this stripe; or, for good, a growing table's era of these stripes has ended |
 //!
 //!   Only kick moves bump it; plain inserts and removes change one word with one atomic
 //!   store, which a reader sees entirely or not at all, so they need no stamp (the store
@@ -247,6 +247,21 @@ impl Stripes {
             let v = &self.versions[s];
             // Release: a reader that sees the even stamp also sees the rewrite.
             v.store(bumped(v.load(Ordering::Relaxed)) | SPLIT, Ordering::Release);
+        }
+    }
+
+    /// Makes every stripe's move version odd for good, as a growing table's era ends
+    /// (before the next era's record is published): a lookup that pinned this era never
+    /// validates a read of it again, so it needs no test of its era after the read
+    /// (`engine::read_located`). The caller holds every lock of these stripes, or
+    /// exclusive access: no move is under way (every version is even) and none starts,
+    /// since a writer that takes one of these locks later finds its era ended and
+    /// stores nothing, so no version here changes again.
+    pub(crate) fn retire(&self) {
+        for v in self.versions.iter() {
+            // Ordered before the next record's `Release` publication, which every
+            // writer of the next era reads before it stores into a bucket.
+            v.fetch_or(1, Ordering::Relaxed);
         }
     }
 

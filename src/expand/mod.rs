@@ -353,9 +353,10 @@
 //!   record it replaces, so neither the era nor its stripes' split states change while a
 //!   writer holds one.
 //! - **Lookups never wait for a doubling.** A lookup reads a bucket of an unsplit stripe
-//!   as its parent with the key's code of the era before, and validates both stamps and
-//!   that its record is still current; it retries only when a split, a doubling or a
-//!   kick move overlapped it. While the first doubling's splits are under way a pair can
+//!   as its parent with the key's code of the era before, and validates both stamps (an
+//!   era that ends leaves its stamps odd for good, so they also say that its record was
+//!   still current); it retries only when a split, a doubling or a kick move overlapped
+//!   it. While the first doubling's splits are under way a pair can
 //!   mix era-0 codes (compared by equality) and era-1 codes (by prefix): the compare
 //!   picks per bucket.
 //! - **One search and move protocol**, the crate's (`kick.rs`: BFS over partners, moves

@@ -442,10 +442,12 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
     }
 
     /// Publishes `record`, of era `record.era` (the current era's next, at most
-    /// `max_era`), as the current one (`Release`: after everything in it), and keeps it.
-    /// The caller holds the table's growth lock and every stripe lock of the current
-    /// record. False (nothing changed) if that era's slot is out of range or taken.
-    pub(crate) fn publish(&self, record: EraRecord<F, B>, max_era: Era) -> bool {
+    /// `max_era`), as the current one (`Release`: after everything in it), and keeps it;
+    /// the era it ends, whose stripes are `ended`, is retired first
+    /// ([`Stripes::retire`]). The caller holds the table's growth lock and every stripe
+    /// lock of the current record. False (nothing changed) if that era's slot is out of
+    /// range or taken.
+    pub(crate) fn publish(&self, record: EraRecord<F, B>, ended: &Stripes, max_era: Era) -> bool {
         let era = record.era as usize;
         if !self.later.publish(era, record, max_era as usize) {
             return false;
@@ -453,6 +455,7 @@ impl<F: Fingerprint, const B: usize> Records<F, B> {
         let Some(record) = self.later.get(era) else {
             return false;
         };
+        ended.retire();
         self.current
             .store(std::ptr::from_ref(record).cast_mut(), Ordering::Release);
         true
