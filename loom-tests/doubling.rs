@@ -129,6 +129,20 @@ fn lookup_races_growth_of(table: &Arc<Table>, k: u64, grow: fn(&Table, u64)) {
     reader.join().unwrap();
 }
 
+/// One thread grows `table` (`grow`) while another inserts X: models (p) and (p0).
+fn insert_races_growth_of(table: &Arc<Table>, x: u64, grow: fn(&Table, u64)) {
+    let grower = {
+        let table = Arc::clone(table);
+        thread::spawn(move || grow(&table, x))
+    };
+    let writer = {
+        let table = Arc::clone(table);
+        thread::spawn(move || table.insert_hash(x).expect("X fits"))
+    };
+    grower.join().unwrap();
+    writer.join().unwrap();
+}
+
 /// One doubling, then the split of K's stripe (a bucket and its child share one).
 fn double_and_split_k(table: &Table, k: u64) {
     assert!(table.double());
@@ -251,16 +265,7 @@ fn insert_races_a_doubling() {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
         let (table, k) = doubled_and_split_with_k();
         let x = find(|hash, _, _| hash != k);
-        let grower = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || assert!(table.double()))
-        };
-        let writer = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || table.insert_hash(x).expect("X fits"))
-        };
-        grower.join().unwrap();
-        writer.join().unwrap();
+        insert_races_growth_of(&table, x, |table, _| assert!(table.double()));
         assert!(table.contains_hash(x), "X missed after its insert");
         assert!(table.contains_hash(k), "K missed after X's insert");
         // Every stripe split, as the next writers would: X and K keep their codes.
@@ -281,16 +286,7 @@ fn plain_insert_races_the_first_doubling() {
         let table = Arc::new(table());
         // X moves to its child at the first split, as K does in (v).
         let x = find(|_, first, child| child == first + 4);
-        let grower = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || double_and_split_k(&table, x))
-        };
-        let writer = {
-            let table = Arc::clone(&table);
-            thread::spawn(move || table.insert_hash(x).expect("X fits"))
-        };
-        grower.join().unwrap();
-        writer.join().unwrap();
+        insert_races_growth_of(&table, x, double_and_split_k);
         assert!(table.contains_hash(x), "X missed after its insert");
         assert_eq!(table.count_hash(x), 1, "X has one copy");
     });
