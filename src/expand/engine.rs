@@ -603,7 +603,7 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
         let era = record.era - 1;
         c.buckets[k] = Spot {
             base: sides[k].base,
-            t: sides[k].stream & (record.mask >> 1),
+            t: sides[k].stream & (record.mask() >> 1),
         };
         c.codes[k] = self.code_at(sides[k].code, era);
         c.eras[k] = era;

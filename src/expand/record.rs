@@ -5,7 +5,8 @@
 //! split bits, counts), the table segment that era added, and a *directory* of rows:
 //! the buckets `N0 · t` to `N0 · t + N0 − 1` (row `t`, for each descendant `t` below
 //! `2^era`) lie together in one segment, so a bucket `base + N0 · t` is bucket
-//! `base` of row `t`: one load from the directory and two bounds checks, with no
+//! `base` of row `t`: one load from the directory (at `t & mask`, never out of it) and
+//! one bounds check of the row's words, with no
 //! multiply, no segment number to work out and no branch on `t == 0`. (Through a
 //! directory of segments, a grown lookup took 185 instructions against 167:
 //! `bit_length(t)` for each bucket's segment, the segment's start and length loaded
@@ -21,7 +22,9 @@
 //! things cannot be said in safe Rust without the segment walks it replaces:
 //!
 //! - the current record is published through an `AtomicPtr` and read as a reference;
-//! - a record's directory points into the segments of earlier records (and its own).
+//! - a record's directory points into the segments of earlier records (and its own),
+//!   and is read at `t & mask` unchecked: `mask` is its length less one, taken from
+//!   it as the record is made (era 0's is a static one of one empty row).
 //!
 //! Both rest on one invariant: **a record, and the segment it owns, is never moved or
 //! freed while its table exists.** The first record is the table's own field (only ever
@@ -39,6 +42,7 @@
 #![allow(unsafe_code)]
 
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use super::scheme::Era;
 use super::segments::LaterSegments;
@@ -57,9 +61,78 @@ pub(crate) struct Spot {
 }
 
 /// The rows of a table at one era, in order: row `t`'s first word (see the module
-/// docs). Empty at era 0, whose one segment is the record's own.
+/// docs), `mask + 1` of them (`2^era`), so that row `t & mask` is always one of them
+/// and a lookup reads it with no bounds check (5 instructions of a grown lookup's 159,
+/// 7.5 of a grown fill's insert: BENCHMARKS.md). From era 1 on an owned slice of
+/// `owned` entries; at era 0, whose one segment is the record's own and is read as such,
+/// [`NO_ROWS`]: one row of no words.
 struct Directory {
-    rows: Box<[*const AtomicU64]>,
+    first: NonNull<*const AtomicU64>,
+    owned: usize,
+}
+
+/// A row entry in a `static`, which must be `Sync`: the pointer is never read through.
+#[repr(transparent)]
+struct StaticRow(*const AtomicU64);
+
+// SAFETY: the one `StaticRow` is a dangling, aligned pointer that only ever makes an empty
+// slice (`EraRecord::row` at era 0, whose rows have no words); no memory is shared
+// through it.
+unsafe impl Sync for StaticRow {}
+
+/// The directory of era 0: one row, of no words.
+static NO_ROWS: [StaticRow; 1] = [StaticRow(NonNull::<AtomicU64>::dangling().as_ptr())];
+
+impl Directory {
+    /// [`NO_ROWS`], for era 0.
+    fn none() -> Self {
+        Self {
+            first: NonNull::from(&NO_ROWS[0]).cast(),
+            owned: 0,
+        }
+    }
+
+    /// `rows`, owned (at least one).
+    fn owning(rows: Box<[*const AtomicU64]>) -> Self {
+        assert!(!rows.is_empty(), "a directory of no rows");
+        let owned = rows.len();
+        let first = NonNull::from(Box::leak(rows)).cast();
+        Self { first, owned }
+    }
+
+    /// Its entries: at least one.
+    fn len(&self) -> usize {
+        self.owned.max(1)
+    }
+
+    /// The entries it owns (none at era 0).
+    fn owned(&self) -> &[*const AtomicU64] {
+        if self.owned == 0 {
+            return &[];
+        }
+        // SAFETY: `first` and `owned` are the slice `owning` leaked, freed only by `drop`.
+        unsafe { std::slice::from_raw_parts(self.first.as_ptr(), self.owned) }
+    }
+
+    /// Entry `t & mask`, where `mask + 1` is [`len`](Self::len) (the record's `mask`,
+    /// which `EraRecord::new` takes from it).
+    #[inline(always)]
+    fn at(&self, t: usize, mask: u32) -> *const AtomicU64 {
+        // SAFETY: `first` points to `len()` entries (`owning`'s slice, or `NO_ROWS`'s
+        // one), `mask` is `len() − 1` (the record's, set once from it), and `t & mask`
+        // is below that.
+        unsafe { *self.first.as_ptr().add(t & mask as usize) }
+    }
+}
+
+impl Drop for Directory {
+    fn drop(&mut self) {
+        if self.owned != 0 {
+            let rows = std::ptr::slice_from_raw_parts_mut(self.first.as_ptr(), self.owned);
+            // SAFETY: the slice `owning` leaked, dropped once, here.
+            drop(unsafe { Box::from_raw(rows) });
+        }
+    }
 }
 
 // SAFETY: a row is a view of words of a segment of atomics owned by the table (see the
@@ -76,7 +149,8 @@ unsafe impl Sync for Directory {}
 pub(crate) struct EraRecord<F, const B: usize> {
     pub(crate) era: Era,
     /// `2^era − 1`: the stream bits that pick a base bucket's descendant.
-    pub(crate) mask: u32,
+    /// Private: the directory's length less one, which its reads rely on.
+    mask: u32,
     /// Where table word 0 of `segment` lies in it (past its spare alignment words:
     /// fewer than a bucket's words).
     skip: u32,
@@ -109,8 +183,8 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
         segment: Table<F, B>,
         before: Option<&Self>,
     ) -> Self {
-        let (rows, row_words) = match before {
-            None => (Box::default(), 0),
+        let (directory, row_words) = match before {
+            None => (Directory::none(), 0),
             Some(record) => {
                 debug_assert_eq!(era, record.era + 1);
                 let (mut rows, row_words) = record.rows();
@@ -122,18 +196,23 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
                 );
                 let first = segment.first_word();
                 rows.extend((0..added).map(|row| first.wrapping_add(row * row_words)));
-                (rows.into_boxed_slice(), row_words)
+                debug_assert_eq!(rows.len(), 1 << era, "a directory of 2^era rows");
+                (Directory::owning(rows.into_boxed_slice()), row_words)
             }
         };
+        // From the directory itself, so that its reads at `t & mask` stay inside it
+        // whatever `era` says (they are the same: `2^era` rows).
+        let mask = u32::try_from(directory.len() - 1).expect("at most 2^32 rows");
+        debug_assert_eq!(u64::from(mask), (1u64 << era) - 1);
         Self {
             era,
-            mask: ((1u64 << era) - 1) as u32,
+            mask,
             skip: u32::try_from(segment.skip()).expect("fewer spare words than a bucket's"),
             row_buckets: u32::try_from(Table::<F, B>::first_bucket_in_word(row_words))
                 .expect("a table that doubles holds at most 2^31 buckets at era 0"),
             stripes,
             segment: segment.into_words(),
-            directory: Directory { rows },
+            directory,
             _fingerprint: PhantomData,
         }
     }
@@ -145,7 +224,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             let own = self.own_words();
             return (vec![own.as_ptr()], own.len());
         }
-        (self.directory.rows.to_vec(), self.row_words())
+        (self.directory.owned().to_vec(), self.row_words())
     }
 
     /// Words of a row (its `N0` buckets'), from era 1 on.
@@ -174,10 +253,11 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// Row `t`'s words (`t` below `2^era`, the era at least 1).
     #[inline(always)]
     fn row(&self, t: usize) -> &[AtomicU64] {
-        let row = self.directory.rows[t];
+        let row = self.directory.at(t, self.mask);
         // SAFETY: `row` is the first of `row_words()` words of one segment (checked as
         // `new` made it), and that segment lives, unmoved, as long as the table that
-        // owns this record (module docs), which `&self` borrows.
+        // owns this record (module docs), which `&self` borrows; or, at era 0, the
+        // dangling row of `NO_ROWS` with `row_words()` 0: an empty slice.
         unsafe { std::slice::from_raw_parts(row, self.row_words()) }
     }
 
@@ -232,7 +312,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     /// after it.
     pub(crate) fn segments(&self) -> impl Iterator<Item = &[AtomicU64]> {
         let own = (self.era == 0).then(|| self.own_words());
-        let later = (0..self.directory.rows.len()).map(|t| self.row(t));
+        let later = (0..self.directory.owned).map(|t| self.row(t));
         own.into_iter().chain(later)
     }
 
@@ -240,7 +320,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     pub(crate) fn memory_usage(&self) -> usize {
         self.stripes.memory_usage()
             + self.segment_bytes()
-            + std::mem::size_of_val(&*self.directory.rows)
+            + std::mem::size_of_val(self.directory.owned())
     }
 }
 
@@ -334,17 +414,14 @@ impl<'a, F: Fingerprint, const B: usize> Pinned<'a, F, B> {
         }
     }
 
-    /// The first word of the row `spot` lies in, as an address for a prefetch hint:
-    /// nothing checked, since a hint may point anywhere (null past the era's rows).
+    /// The first word of the row `spot` lies in, as an address for a prefetch hint (row
+    /// `t & mask`, as every read finds it).
     #[inline(always)]
     pub(crate) fn row_address(self, spot: Spot) -> *const AtomicU64 {
         if self.is_first() {
             return self.record.own_words().as_ptr();
         }
-        let rows = &self.record.directory.rows;
-        rows.get(spot.t as usize)
-            .copied()
-            .unwrap_or(std::ptr::null())
+        self.record.directory.at(spot.t as usize, self.record.mask)
     }
 
     /// As [`EraRecord::bucket_in`], with the era's test folded where the kind is known.
