@@ -114,33 +114,29 @@ fn plain_with_k_in(table: Table) -> (Arc<Table>, u64) {
     (Arc::new(table), k)
 }
 
-/// One thread grows `table` (`grow`) while another looks K up, which must find it
-/// throughout: models (m), (v) and (v2).
-fn lookup_races_growth_of(table: &Arc<Table>, k: u64, grow: fn(&Table, u64)) {
+/// One thread grows `table` (`grow`) while another acts on key `k` (`act`), both to
+/// their end: models (m), (p), (p0), (v) and (v2).
+fn races_growth(table: &Arc<Table>, k: u64, grow: fn(&Table, u64), act: fn(&Table, u64)) {
     let grower = {
         let table = Arc::clone(table);
         thread::spawn(move || grow(&table, k))
     };
-    let reader = {
+    let actor = {
         let table = Arc::clone(table);
-        thread::spawn(move || assert!(table.contains_hash(k), "K missed across a doubling"))
+        thread::spawn(move || act(&table, k))
     };
     grower.join().unwrap();
-    reader.join().unwrap();
+    actor.join().unwrap();
 }
 
-/// One thread grows `table` (`grow`) while another inserts X: models (p) and (p0).
-fn insert_races_growth_of(table: &Arc<Table>, x: u64, grow: fn(&Table, u64)) {
-    let grower = {
-        let table = Arc::clone(table);
-        thread::spawn(move || grow(&table, x))
-    };
-    let writer = {
-        let table = Arc::clone(table);
-        thread::spawn(move || table.insert_hash(x).expect("X fits"))
-    };
-    grower.join().unwrap();
-    writer.join().unwrap();
+/// A lookup of K, which must find it throughout a growth: models (m), (v) and (v2).
+fn finds_k(table: &Table, k: u64) {
+    assert!(table.contains_hash(k), "K missed across a doubling");
+}
+
+/// An insert of X, which must succeed: models (p) and (p0).
+fn inserts_x(table: &Table, x: u64) {
+    table.insert_hash(x).expect("X fits");
 }
 
 /// One doubling, then the split of K's stripe (a bucket and its child share one).
@@ -153,7 +149,7 @@ fn double_and_split_k(table: &Table, k: u64) {
 fn plain_lookup_races_the_first_doubling() {
     explore("(v) plain lookup races the first doubling", || {
         let (table, k) = plain_with_k();
-        lookup_races_growth_of(&table, k, double_and_split_k);
+        races_growth(&table, k, double_and_split_k, finds_k);
         assert_eq!(table.era(), 1);
         assert_eq!(table.count_hash(k), 1, "K has one copy after the split");
     });
@@ -163,14 +159,15 @@ fn plain_lookup_races_the_first_doubling() {
 fn plain_lookup_races_two_doublings() {
     explore("(v2) plain lookup races two doublings", || {
         let (table, k) = plain_with_k_in(DoublingTable::new(4, 1, 2));
-        lookup_races_growth_of(&table, k, |table, k| {
+        let grow = |table: &Table, k| {
             for _ in 0..2 {
                 assert!(table.double());
                 for (bucket, _) in table.places(k) {
                     table.split_stripe(table.stripe_of(bucket));
                 }
             }
-        });
+        };
+        races_growth(&table, k, grow, finds_k);
         assert_eq!(table.era(), 2);
     });
 }
@@ -222,7 +219,7 @@ fn lookup_races_a_doubling() {
     explore("(m) lookup races a doubling and its split", || {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
         let (table, k) = doubled_and_split_with_k();
-        lookup_races_growth_of(&table, k, double_and_split_k);
+        races_growth(&table, k, double_and_split_k, finds_k);
         assert!(table.contains_hash(k));
     });
 }
@@ -265,7 +262,7 @@ fn insert_races_a_doubling() {
         // Era 1, every stripe split: the doubling below goes from era 1 to 2.
         let (table, k) = doubled_and_split_with_k();
         let x = find(|hash, _, _| hash != k);
-        insert_races_growth_of(&table, x, |table, _| assert!(table.double()));
+        races_growth(&table, x, |table, _| assert!(table.double()), inserts_x);
         assert!(table.contains_hash(x), "X missed after its insert");
         assert!(table.contains_hash(k), "K missed after X's insert");
         // Every stripe split, as the next writers would: X and K keep their codes.
@@ -286,7 +283,7 @@ fn plain_insert_races_the_first_doubling() {
         let table = Arc::new(table());
         // X moves to its child at the first split, as K does in (v).
         let x = find(|_, first, child| child == first + 4);
-        insert_races_growth_of(&table, x, double_and_split_k);
+        races_growth(&table, x, double_and_split_k, inserts_x);
         assert!(table.contains_hash(x), "X missed after its insert");
         assert_eq!(table.count_hash(x), 1, "X has one copy");
     });

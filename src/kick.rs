@@ -14,7 +14,8 @@
 //! tries again after a backoff.
 
 use crate::engine::{
-    EraKind, Growth, Layout, Located, Overflow, Placement, Stale, pin_ready, place,
+    EraKind, Growth, Layout, Located, Overflow, Placement, Stale, after_only_copies, pin_ready,
+    place,
 };
 use crate::error::InsertError;
 use crate::stripe::{Access, Locked};
@@ -206,15 +207,11 @@ pub(crate) fn insert_kicking<L: Layout<B>, A: Access, const B: usize>(
         match no_room {
             NoRoom::Stale => continue,
             NoRoom::Superseded => return None,
-            NoRoom::OnlyCopies => match layout.overflow(access, era, key, unique, current) {
-                Overflow::Placed(inserted) => return Some(Ok(inserted)),
-                Overflow::Stale => {}
-                Overflow::NoRoom if L::GROWS => {}
-                Overflow::Superseded => return None,
-                Overflow::OnlyCopies | Overflow::NoRoom => {
-                    return Some(Err(InsertError::TooManyCopies));
+            NoRoom::OnlyCopies => {
+                if let Some(end) = after_only_copies(layout, access, era, key, unique, current) {
+                    return end;
                 }
-            },
+            }
             NoRoom::Contended if contended < MAX_CONTENDED_ROUNDS => {
                 contended += 1;
                 backoff.snooze();

@@ -106,7 +106,7 @@ impl Directory {
     }
 
     /// The entries it owns (none at era 0).
-    fn owned(&self) -> &[*const AtomicU64] {
+    fn owned_rows(&self) -> &[*const AtomicU64] {
         if self.owned == 0 {
             return &[];
         }
@@ -224,7 +224,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
             let own = self.own_words();
             return (vec![own.as_ptr()], own.len());
         }
-        (self.directory.owned().to_vec(), self.row_words())
+        (self.directory.owned_rows().to_vec(), self.row_words())
     }
 
     /// Words of a row (its `N0` buckets'), from era 1 on.
@@ -320,7 +320,7 @@ impl<F: Fingerprint, const B: usize> EraRecord<F, B> {
     pub(crate) fn memory_usage(&self) -> usize {
         self.stripes.memory_usage()
             + self.segment_bytes()
-            + std::mem::size_of_val(self.directory.owned())
+            + std::mem::size_of_val(self.directory.owned_rows())
     }
 }
 
