@@ -127,6 +127,15 @@ pub trait Fingerprint: sealed::Sealed + Copy + Send + Sync + 'static {
     #[doc(hidden)]
     fn match_pair_prefix(pair: &Pair, first: u64, second: u64, slots: usize) -> u32;
 
+    /// Whether any slot of `pair` answers for `query` by prefix, as
+    /// `match_pair_prefix(pair, query, query, slots) != 0`: a lookup whose two buckets
+    /// share one code needs only this, one broadcast and no packing into slot bits.
+    #[doc(hidden)]
+    #[inline]
+    fn pair_holds_prefix(pair: &Pair, query: u64, slots: usize) -> bool {
+        Self::match_pair_prefix(pair, query, query, slots) != 0
+    }
+
     /// Slots of `pair` that equal `first` (the first bucket's lanes) or `second` (the
     /// second's): a table that doubles in place at era 0 stores a key's two sides as
     /// different codes. `first` and `second` must not be 0.
@@ -149,18 +158,19 @@ fn lanes_of(code: u64, bits: u32) -> u64 {
 }
 
 /// The prefix rule on whole vectors. With `x = code ^ query`, the code's bits below its
-/// delimiter all agree exactly when `x`'s trailing-zero mask `!x & (x − 1)` reaches
-/// `code >> 1` (both are below the delimiter's power of two); the unsigned `>=` is a
-/// saturating subtract that comes out 0. An empty lane (0) would pass that test, so it
-/// is taken out.
+/// delimiter (its highest set bit, `2^p`) all agree exactly when `x`'s lowest set bit
+/// is `2^p` or above (or `x` is 0), that is when `x ^ (x − 1)`, that bit and every bit
+/// below it (all ones for 0), is at least the code: below `2^p` if the lowest set bit
+/// is lower, at least `2^(p+1) − 1` if not. The unsigned `>=` is a saturating subtract
+/// that comes out 0. An empty lane (0) would pass that test, so it is taken out. (Seven
+/// vector operations; the trailing-zero mask `!x & (x − 1)` against `code >> 1` took
+/// nine, with a copy for the shift.)
 macro_rules! prefix_hits {
     ($codes:expr, $queries:expr, $zero:expr, $one:expr) => {{
         let codes = $codes;
         let x = codes ^ $queries;
-        let trailing_zeros = (x - $one) & !x;
-        let reaches = (codes >> 1_u32)
-            .saturating_sub(trailing_zeros)
-            .simd_eq($zero);
+        let through_lowest_bit = x ^ (x - $one);
+        let reaches = codes.saturating_sub(through_lowest_bit).simd_eq($zero);
         reaches & !codes.simd_eq($zero)
     }};
 }
@@ -218,6 +228,15 @@ impl Fingerprint for u8 {
         let queries: u8x16 = bytemuck::cast(queries);
         let hits = prefix_hits!(codes, queries, u8x16::splat(0), u8x16::splat(1));
         valid_lanes(hits.to_bitmask(), slots)
+    }
+
+    #[inline]
+    fn pair_holds_prefix(pair: &Pair, query: u64, slots: usize) -> bool {
+        // 4 slots: the upper 8 lanes are empty and never answer.
+        let second = if slots == 4 { 0 } else { pair[1] };
+        let codes: u8x16 = bytemuck::cast([pair[0], second]);
+        let (zero, one) = (u8x16::splat(0), u8x16::splat(1));
+        prefix_hits!(codes, u8x16::splat(query as u8), zero, one).any()
     }
 
     #[inline]
@@ -279,6 +298,22 @@ impl Fingerprint for u16 {
             let codes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
             let queries: u16x16 = bytemuck::cast([first, first, second, second]);
             prefix_hits!(codes, queries, u16x16::splat(0), u16x16::splat(1)).to_bitmask()
+        }
+    }
+
+    #[inline]
+    fn pair_holds_prefix(pair: &Pair, query: u64, slots: usize) -> bool {
+        if slots == 4 {
+            let codes: u16x8 = bytemuck::cast([pair[0], pair[1]]);
+            let (zero, one) = (u16x8::splat(0), u16x8::splat(1));
+            let hits = prefix_hits!(codes, u16x8::splat(query as u16), zero, one);
+            any_byte(bytemuck::cast(hits))
+        } else {
+            let codes: u16x16 = bytemuck::cast([pair[0], pair[1], pair[2], pair[3]]);
+            let (zero, one) = (u16x16::splat(0), u16x16::splat(1));
+            let hits = prefix_hits!(codes, u16x16::splat(query as u16), zero, one);
+            let hits: [u8x16; 2] = bytemuck::cast(hits);
+            any_byte(hits[0] | hits[1])
         }
     }
 
@@ -540,6 +575,12 @@ mod tests {
                 F::match_pair_prefix(&pair, first, second, slots),
                 match_pair_prefix_scalar(&pair, first, second, bits, slots),
                 "bits {bits} slots {slots} queries {first:#x} {second:#x} pair {pair:x?}"
+            );
+            // One query for both buckets: a lookup's shorter test.
+            assert_eq!(
+                F::pair_holds_prefix(&pair, first, slots),
+                match_pair_prefix_scalar(&pair, first, first, bits, slots) != 0,
+                "bits {bits} slots {slots} query {first:#x} pair {pair:x?}"
             );
         }
     }

@@ -1557,6 +1557,19 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         Table::<F, B>::group_pair(w1, s1, w2, s2)
     }
 
+    /// `matches(..).any()`, shorter where both buckets are read at an era from 1 on
+    /// with one code, as every lookup of a grown table with shared codes is (the
+    /// compiler sees it and drops the general test): the code broadcast once and any
+    /// lane's byte tested, 3 instructions fewer a lookup.
+    #[inline(always)]
+    fn holds(pair: &Pair, c: &Located<Spot>) -> bool {
+        let [q1, q2] = c.codes;
+        if c.eras[0] >= 1 && c.eras[1] >= 1 && q1 == q2 {
+            return F::pair_holds_prefix(pair, q1, B);
+        }
+        Self::matches(pair, c).any()
+    }
+
     /// By equality where a bucket holds era-0 codes, by prefix where it holds later
     /// ones (both at once only while the first doubling's splits are under way).
     #[inline(always)]
