@@ -705,23 +705,9 @@ impl<F: Fingerprint, const B: usize> ExpandTable<F, B> {
             access,
             Pinned::first(&self.first),
             sides,
-            Self::holds_first,
+            <Self as Layout<B>>::holds,
             |&hit| hit,
         )
-    }
-
-    /// [`Layout::holds`] for a lookup pinned at era 0 with shared codes: there both
-    /// buckets hold era-0 codes and the key's two codes are one, as the compiler sees,
-    /// so the test is the core filter's any-lane compare (2 instructions fewer a
-    /// lookup than the lane mask). A read again after a doubling comes here too, with
-    /// later eras: then the general test.
-    #[inline(always)]
-    fn holds_first(pair: &Pair, c: &Located<Spot>) -> bool {
-        let [q1, q2] = c.codes;
-        if c.eras == [0, 0] && q1 == q2 {
-            return crate::fingerprint::pair_holds::<F>(pair, q1, B);
-        }
-        <Self as Layout<B>>::holds(pair, c)
     }
 
     /// [`buckets_hold`](Self::buckets_hold) of a table that doubled, or decoded with the
@@ -1557,15 +1543,21 @@ impl<F: Fingerprint, const B: usize> Layout<B> for ExpandTable<F, B> {
         Table::<F, B>::group_pair(w1, s1, w2, s2)
     }
 
-    /// `matches(..).any()`, shorter where both buckets are read at an era from 1 on
-    /// with one code, as every lookup of a grown table with shared codes is (the
-    /// compiler sees it and drops the general test): the code broadcast once and any
-    /// lane's byte tested, 3 instructions fewer a lookup.
+    /// `matches(..).any()`, shorter where both buckets are read at one era with one
+    /// code, as every lookup of a table with shared codes is (the compiler sees it and
+    /// drops the general test): the code broadcast once and any lane's byte tested, by
+    /// equality at era 0 (the core filter's compare, 2 instructions fewer a lookup than
+    /// the lane mask) and by prefix from era 1 on (3 fewer). A read again after a
+    /// doubling, and a decoded table's Feistel pairing, take the general test.
     #[inline(always)]
     fn holds(pair: &Pair, c: &Located<Spot>) -> bool {
         let [q1, q2] = c.codes;
-        if c.eras[0] >= 1 && c.eras[1] >= 1 && q1 == q2 {
-            return F::pair_holds_prefix(pair, q1, B);
+        if q1 == q2 {
+            match (c.eras[0], c.eras[1]) {
+                (0, 0) => return crate::fingerprint::pair_holds::<F>(pair, q1, B),
+                (1.., 1..) => return F::pair_holds_prefix(pair, q1, B),
+                _ => {}
+            }
         }
         Self::matches(pair, c).any()
     }
