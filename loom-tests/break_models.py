@@ -689,18 +689,20 @@ MUTATIONS = {
         "doubling::plain_lookup_races_the_first_doubling",
         "a plain lookup read again after a doubling gets no answer from the later era's buckets",
         "src/expand/engine.rs",
-        """        if c.eras == [0, 0] && q1 == q2 {""",
+        """        if q1 == q2 {
+            match (c.eras[0], c.eras[1]) {""",
         """        if c.eras != [0, 0] {
             return false;
         }
-        if q1 == q2 {""",
+        if q1 == q2 {
+            match (c.eras[0], c.eras[1]) {""",
     ),
     "w7": (
         "doubling::plain_lookup_races_two_doublings",
         "a plain lookup read again after a doubling compares the later era's codes by equality",
         "src/expand/engine.rs",
-        """        if c.eras == [0, 0] && q1 == q2 {""",
-        """        if q1 == q2 {""",
+        """                (1.., 1..) => return F::pair_holds_prefix(pair, q1, B),""",
+        """                (1.., 1..) => return crate::fingerprint::pair_holds::<F>(pair, q1, B),""",
     ),
     "w1": (
         "doubling::plain_lookup_races_the_first_doubling",
