@@ -41,11 +41,11 @@
 //! key when the key's fresh code agrees with it below the stored delimiter. One SIMD
 //! pass over both buckets still answers a lookup: with `x = code ^ query`, the code
 //! answers when `x ^ (x − 1)` (`x`'s lowest set bit and every bit below it) is at
-//! least the code and the code is not 0, two xors, a subtract, a saturating subtract
-//! and two compares per lane instead of one compare. (Codes kept top-down with
-//! the delimiter below would match with fewer vector operations, but every lookup would
-//! then reverse the bits of both streams: measured, that made the scheme's locate four
-//! times as slow as the core's.)
+//! least the code and the code is not 0: two xors, a subtract, a saturating subtract,
+//! two compares and an and-not per lane instead of one compare. (Codes kept top-down
+//! with the delimiter below would match with fewer vector operations, but every lookup
+//! would then reverse the bits of both streams: measured, that made the scheme's locate
+//! four times as slow as the core's.)
 //!
 //! # The partner
 //!
