@@ -687,7 +687,7 @@ MUTATIONS = {
     ),
     "w6": (
         "doubling::plain_lookup_races_the_first_doubling",
-        "a plain lookup read again after a doubling gets no answer from the later era's buckets",
+        "a lookup read at a later era than 0 (a plain one read again after a doubling) gets no answer",
         "src/expand/engine.rs",
         """        if q1 == q2 {
             match (c.eras[0], c.eras[1]) {""",

@@ -63,8 +63,8 @@ pub(crate) struct Spot {
 
 /// The rows of a table at one era, in order: row `t`'s first word (see the module
 /// docs), `mask + 1` of them (`2^era`), so that row `t & mask` is always one of them
-/// and a lookup reads it with no bounds check (5 instructions of a grown lookup's 159,
-/// 7.5 of a grown fill's insert: BENCHMARKS.md). From era 1 on an owned slice of
+/// and a lookup reads it with no bounds check (5 instructions a grown lookup, 7.5 a
+/// grown fill's insert, when it came: BENCHMARKS.md). From era 1 on an owned slice of
 /// `owned` entries; at era 0, whose one segment is the record's own and is read as such,
 /// [`NO_ROWS`]: one row of no words.
 struct Directory {
